@@ -1,0 +1,1 @@
+//! CPU tensors on ndarray and the kernels that compute every tensor operation.

@@ -1,0 +1,3 @@
+//! Backends that execute tensor operations.
+
+pub mod cpu;

@@ -1,0 +1,5 @@
+//! The `tsl` command line.
+
+fn main() {
+    println!("tsl {}", env!("CARGO_PKG_VERSION"));
+}

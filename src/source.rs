@@ -1,0 +1,170 @@
+//! Source files, byte spans and line/column lookup.
+//!
+//! Every span in TSL is a byte range into one file of a [`SourceMap`]. Line and column numbers
+//! are computed only when a diagnostic is rendered.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Identifies one file in a [`SourceMap`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// A byte range `start..end` in one source file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub file: FileId,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(file: FileId, start: usize, end: usize) -> Span {
+        Span {
+            file,
+            start: clamp_offset(start),
+            end: clamp_offset(end.max(start)),
+        }
+    }
+
+    /// The smallest span covering both `self` and `other` (same file assumed).
+    #[must_use]
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+fn clamp_offset(offset: usize) -> u32 {
+    u32::try_from(offset).unwrap_or(u32::MAX)
+}
+
+/// One loaded file: its display name, text, and the byte offset where each line starts.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub name: String,
+    /// Where the file lives on disk, used to resolve `use "relative.tsl"`; `None` for std and REPL cells.
+    pub path: Option<PathBuf>,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    fn new(name: String, path: Option<PathBuf>, text: String) -> SourceFile {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
+            .collect();
+        SourceFile {
+            name,
+            path,
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_column(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
+        let line_start = self.line_starts[line];
+        let column = self
+            .text
+            .get(line_start..offset)
+            .map_or(offset - line_start, |prefix| prefix.chars().count());
+        (line + 1, column + 1)
+    }
+
+    pub fn snippet(&self, span: Span) -> &str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+}
+
+/// All files of one session: the script, the modules it uses, std modules and REPL cells.
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn new() -> SourceMap {
+        SourceMap::default()
+    }
+
+    pub fn add(&mut self, name: impl Into<String>, path: Option<PathBuf>, text: String) -> FileId {
+        let id = FileId(u32::try_from(self.files.len()).expect("fewer than 2^32 files"));
+        self.files.push(SourceFile::new(name.into(), path, text));
+        id
+    }
+
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(index, file)| (FileId(index as u32), file))
+    }
+
+    /// `file:line:column` of a span's start, as logs and notes print it.
+    pub fn location(&self, span: Span) -> Location<'_> {
+        let file = self.get(span.file);
+        let (line, column) = file.line_column(span.start as usize);
+        Location {
+            name: &file.name,
+            line,
+            column,
+        }
+    }
+
+    pub fn snippet(&self, span: Span) -> &str {
+        self.get(span.file).snippet(span)
+    }
+}
+
+/// A printable `file:line:column`.
+pub struct Location<'a> {
+    pub name: &'a str,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.name, self.line, self.column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_are_one_based_and_count_characters() {
+        let mut map = SourceMap::new();
+        let id = map.add("a.tsl", None, "let x = 1\nlet é = 2\n".to_string());
+        let file = map.get(id);
+        assert_eq!(file.line_column(0), (1, 1));
+        assert_eq!(file.line_column(4), (1, 5));
+        assert_eq!(file.line_column(10), (2, 1));
+        // "é" is two bytes: the '=' after it is the 7th character of line 2.
+        let eq = file.text.rfind('=').unwrap();
+        assert_eq!(file.line_column(eq), (2, 7));
+        assert_eq!(map.location(Span::new(id, 10, 13)).to_string(), "a.tsl:2:1");
+    }
+
+    #[test]
+    fn offsets_past_the_end_are_clamped() {
+        let mut map = SourceMap::new();
+        let id = map.add("b", None, "ab".to_string());
+        assert_eq!(map.get(id).line_column(99), (1, 3));
+    }
+}

@@ -1,0 +1,1 @@
+//! The symbolic integer engine (see ARCHITECTURE.md): knows nothing of tensors or graphs.
