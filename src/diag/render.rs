@@ -1,0 +1,192 @@
+//! Renderers for diagnostics: ariadne for people, one JSON object per line for tools.
+//!
+//! This is the only module that imports ariadne.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Write};
+
+use ariadne::{Cache, Color, Config, IndexType, Label as AriadneLabel, Report, ReportKind, Source};
+use serde_json::json;
+
+use super::{Diagnostic, Severity};
+use crate::source::{FileId, SourceMap, Span};
+
+/// How diagnostics are written to stderr (`--error-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Human,
+    Json,
+}
+
+/// Writes one diagnostic in the chosen format.
+pub fn write(
+    out: &mut dyn Write,
+    sources: &SourceMap,
+    diagnostic: &Diagnostic,
+    format: Format,
+    color: bool,
+) -> io::Result<()> {
+    match format {
+        Format::Human => write_human(out, sources, diagnostic, color),
+        Format::Json => writeln!(out, "{}", to_json(sources, diagnostic)),
+    }
+}
+
+/// Renders a diagnostic for people, without colour (what snapshots and tests compare).
+pub fn to_text(sources: &SourceMap, diagnostic: &Diagnostic) -> String {
+    let mut buffer = Vec::new();
+    write_human(&mut buffer, sources, diagnostic, false).expect("writing to a Vec cannot fail");
+    String::from_utf8_lossy(&buffer).into_owned()
+}
+
+fn write_human(
+    out: &mut dyn Write,
+    sources: &SourceMap,
+    diagnostic: &Diagnostic,
+    color: bool,
+) -> io::Result<()> {
+    let header = format!("{}[{}]", diagnostic.severity.as_str(), diagnostic.code);
+    let Some(span) = diagnostic.span else {
+        writeln!(out, "{header}: {}", diagnostic.message)?;
+        for note in &diagnostic.notes {
+            writeln!(out, "  = note: {note}")?;
+        }
+        if let Some(help) = &diagnostic.help {
+            writeln!(out, "  = help: {help}")?;
+        }
+        return Ok(());
+    };
+    let kind_color = match diagnostic.severity {
+        Severity::Error => Color::Red,
+        Severity::Warning => Color::Yellow,
+    };
+    let config = Config::default()
+        .with_color(color)
+        .with_index_type(IndexType::Byte);
+    let mut report = Report::build(ReportKind::Custom(&header, kind_color), at(span))
+        .with_config(config)
+        .with_message(&diagnostic.message)
+        .with_label(primary_label(diagnostic, span, color));
+    for label in &diagnostic.secondary {
+        report = report.with_label(AriadneLabel::new(at(label.span)).with_message(&label.message));
+    }
+    for (depth, frame) in diagnostic.trace.iter().enumerate() {
+        report = report.with_label(
+            AriadneLabel::new(at(frame.call_site))
+                .with_message(format!("in this call of `{}`", frame.function))
+                .with_order(i32::try_from(depth + 1).unwrap_or(i32::MAX)),
+        );
+    }
+    for note in &diagnostic.notes {
+        report = report.with_note(note);
+    }
+    if let Some(help) = &diagnostic.help {
+        report = report.with_help(help);
+    }
+    report.finish().write(SourceCache::new(sources), out)
+}
+
+fn primary_label(diagnostic: &Diagnostic, span: Span, color: bool) -> AriadneLabel<AriadneSpan> {
+    let label = AriadneLabel::new(at(span)).with_order(0);
+    let label = if color {
+        label.with_color(Color::Red)
+    } else {
+        label
+    };
+    match &diagnostic.label {
+        Some(message) => label.with_message(message),
+        None => label,
+    }
+}
+
+type AriadneSpan = (FileId, std::ops::Range<usize>);
+
+fn at(span: Span) -> AriadneSpan {
+    (span.file, span.range())
+}
+
+/// Serves the session's files to ariadne, converting each only once.
+struct SourceCache<'a> {
+    sources: &'a SourceMap,
+    converted: HashMap<FileId, Source<&'a str>>,
+}
+
+impl<'a> SourceCache<'a> {
+    fn new(sources: &'a SourceMap) -> SourceCache<'a> {
+        SourceCache {
+            sources,
+            converted: HashMap::new(),
+        }
+    }
+}
+
+impl<'a> Cache<FileId> for SourceCache<'a> {
+    type Storage = &'a str;
+
+    fn fetch(&mut self, id: &FileId) -> Result<&Source<&'a str>, impl fmt::Debug> {
+        let sources = self.sources;
+        Ok::<_, ()>(
+            self.converted
+                .entry(*id)
+                .or_insert_with(|| Source::from(sources.get(*id).text.as_str())),
+        )
+    }
+
+    fn display<'b>(&self, id: &'b FileId) -> Option<impl fmt::Display + 'b> {
+        Some(self.sources.get(*id).name.clone())
+    }
+}
+
+/// The JSON object of spec §7 for one diagnostic (lines and columns 1-based).
+pub fn to_json(sources: &SourceMap, diagnostic: &Diagnostic) -> serde_json::Value {
+    let primary = diagnostic.span.map(|span| position(sources, span));
+    let labels: Vec<_> = diagnostic
+        .secondary
+        .iter()
+        .map(|label| {
+            let mut object = position(sources, label.span);
+            object["message"] = json!(label.message);
+            object
+        })
+        .collect();
+    let trace: Vec<_> = diagnostic
+        .trace
+        .iter()
+        .map(|frame| {
+            let mut object = position(sources, frame.call_site);
+            object["function"] = json!(frame.function);
+            object
+        })
+        .collect();
+    let field = |name: &str| primary.as_ref().map_or(json!(null), |p| p[name].clone());
+    json!({
+        "severity": diagnostic.severity.as_str(),
+        "code": diagnostic.code.as_str(),
+        "message": diagnostic.message,
+        "file": field("file"),
+        "line": field("line"),
+        "column": field("column"),
+        "end_line": field("end_line"),
+        "end_column": field("end_column"),
+        "label": diagnostic.label,
+        "labels": labels,
+        "notes": diagnostic.notes,
+        "help": diagnostic.help,
+        "trace": trace,
+    })
+}
+
+fn position(sources: &SourceMap, span: Span) -> serde_json::Value {
+    let file = sources.get(span.file);
+    let (line, column) = file.line_column(span.start as usize);
+    let (end_line, end_column) = file.line_column(span.end as usize);
+    json!({
+        "file": file.name,
+        "line": line,
+        "column": column,
+        "end_line": end_line,
+        "end_column": end_column,
+    })
+}
