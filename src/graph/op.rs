@@ -1,0 +1,327 @@
+//! Tensor operations: one description per builtin, shared by eager execution, tracing and the
+//! compiled executors.
+//!
+//! An [`Op`] carries its static attributes (dims, dtypes, sizes as [`Dim`]); its operands are
+//! tensors or scalars passed alongside. The shape rules in `graph::shape` canonicalise an op
+//! (resolve `-1`, wrap negative starts, expand `...`) before any backend sees it.
+
+use std::fmt;
+
+use super::shape::Dim;
+use crate::dtype::DType;
+
+/// Elementwise binary operations, with PyTorch's promotion (see `graph::shape::elementwise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division: always `f32`.
+    Div,
+    FloorDiv,
+    /// Python's `%`: the result takes the sign of the divisor.
+    Rem,
+    Pow,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `&`: logical for bool, bitwise for i64.
+    And,
+    /// `|`: logical for bool, bitwise for i64.
+    Or,
+    Maximum,
+    Minimum,
+}
+
+impl BinaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::FloorDiv => "floor_div",
+            BinaryOp::Rem => "rem",
+            BinaryOp::Pow => "pow",
+            BinaryOp::Eq => "eq",
+            BinaryOp::Ne => "ne",
+            BinaryOp::Lt => "lt",
+            BinaryOp::Le => "le",
+            BinaryOp::Gt => "gt",
+            BinaryOp::Ge => "ge",
+            BinaryOp::And => "and",
+            BinaryOp::Or => "or",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+}
+
+/// Elementwise unary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Exp,
+    Log,
+    Sqrt,
+    Relu,
+    Sigmoid,
+    Tanh,
+    /// Logical not: `bool` for any input dtype.
+    Not,
+}
+
+impl UnaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "neg",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Relu => "relu",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Not => "not",
+        }
+    }
+
+    /// Whether the operation computes in floating point (ints and bools become `f32`).
+    pub fn is_float_function(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Sigmoid | UnaryOp::Tanh
+        )
+    }
+}
+
+/// Reductions over some or all dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+    Argmax,
+    Argmin,
+    All,
+    Any,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Mean => "mean",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Argmax => "argmax",
+            ReduceOp::Argmin => "argmin",
+            ReduceOp::All => "all",
+            ReduceOp::Any => "any",
+        }
+    }
+
+    /// Whether the reduction is undefined on an empty extent (there is no identity).
+    pub fn needs_elements(self) -> bool {
+        matches!(
+            self,
+            ReduceOp::Max | ReduceOp::Min | ReduceOp::Argmax | ReduceOp::Argmin
+        )
+    }
+}
+
+/// A host number that is an attribute of an op: an int (possibly a symbolic size) or a float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    Int(Dim),
+    Float(f64),
+}
+
+/// One item of a canonical index expression `x[…]`. Tensor indices (masks and index tensors)
+/// are operands of the op, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexSpec {
+    /// A single position; negative values wrap at run time.
+    Int(Dim),
+    /// A Python slice; `None` bounds are open. `step` is positive.
+    Slice {
+        start: Option<Dim>,
+        stop: Option<Dim>,
+        step: i64,
+    },
+    /// `none`: inserts a dimension of size 1.
+    NewAxis,
+    /// A bool tensor operand covering `dims` dimensions; they become one of data-dependent size.
+    Mask { dims: usize },
+    /// An i64 tensor operand of `ndim` dimensions selecting along one dimension.
+    Indices { ndim: usize },
+}
+
+/// A tensor operation with its static attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Operand: the fill value (scalar).
+    Full {
+        shape: Vec<Dim>,
+        dtype: DType,
+    },
+    /// `arange(start, end, step)`: `i64` when all three are ints, else `f32`.
+    Arange {
+        start: Number,
+        end: Number,
+        step: Number,
+    },
+    /// Standard normal `f32` samples from the session's generator.
+    Randn {
+        shape: Vec<Dim>,
+    },
+    /// Operands: two tensors or scalars.
+    Binary(BinaryOp),
+    Unary(UnaryOp),
+    Cast(DType),
+    /// Operands: condition, then-value, else-value.
+    Where,
+    /// Operands: the tensor, then the bounds that are present (scalars).
+    Clamp {
+        min: bool,
+        max: bool,
+    },
+    /// `dims: None` reduces everything.
+    Reduce {
+        op: ReduceOp,
+        dims: Option<Vec<usize>>,
+        keepdim: bool,
+    },
+    Cumsum {
+        dim: usize,
+    },
+    Diff {
+        dim: usize,
+    },
+    /// `shape` has no `-1` once canonical.
+    Reshape {
+        shape: Vec<Dim>,
+    },
+    Permute {
+        dims: Vec<usize>,
+    },
+    /// Removes the listed dimensions, all of size 1.
+    Squeeze {
+        dims: Vec<usize>,
+    },
+    Unsqueeze {
+        dim: usize,
+    },
+    /// `shape` has no `-1` once canonical; leading new dimensions allowed.
+    Expand {
+        shape: Vec<Dim>,
+    },
+    /// Operands: the tensors to join.
+    Cat {
+        dim: usize,
+    },
+    Stack {
+        dim: usize,
+    },
+    /// One output per size.
+    Split {
+        sizes: Vec<Dim>,
+        dim: usize,
+    },
+    /// `start` is non-negative once canonical.
+    Narrow {
+        dim: usize,
+        start: Dim,
+        length: Dim,
+    },
+    /// Operands: the tensor and a 1-D i64 index.
+    IndexSelect {
+        dim: usize,
+    },
+    /// Operands: the tensor and an i64 index of the same rank.
+    Gather {
+        dim: usize,
+    },
+    /// Operands: the tensor, then one per `Mask`/`Indices` item.
+    Index {
+        items: Vec<IndexSpec>,
+    },
+    Nonzero,
+    /// Operands: the tensor and a bool mask broadcastable to it.
+    MaskedSelect,
+    /// Operands: the tensor and the counts; `dim: None` flattens first.
+    RepeatInterleave {
+        dim: Option<usize>,
+    },
+    /// `repeat_interleave(counts)`: operand is the counts only.
+    RepeatIndices,
+    Unique,
+    MatMul,
+}
+
+impl Op {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Full { .. } => "full",
+            Op::Arange { .. } => "arange",
+            Op::Randn { .. } => "randn",
+            Op::Binary(op) => op.name(),
+            Op::Unary(op) => op.name(),
+            Op::Cast(_) => "cast",
+            Op::Where => "where",
+            Op::Clamp { .. } => "clamp",
+            Op::Reduce { op, .. } => op.name(),
+            Op::Cumsum { .. } => "cumsum",
+            Op::Diff { .. } => "diff",
+            Op::Reshape { .. } => "reshape",
+            Op::Permute { .. } => "permute",
+            Op::Squeeze { .. } => "squeeze",
+            Op::Unsqueeze { .. } => "unsqueeze",
+            Op::Expand { .. } => "expand",
+            Op::Cat { .. } => "cat",
+            Op::Stack { .. } => "stack",
+            Op::Split { .. } => "split",
+            Op::Narrow { .. } => "narrow",
+            Op::IndexSelect { .. } => "index_select",
+            Op::Gather { .. } => "gather",
+            Op::Index { .. } => "index",
+            Op::Nonzero => "nonzero",
+            Op::MaskedSelect => "masked_select",
+            Op::RepeatInterleave { .. } | Op::RepeatIndices => "repeat_interleave",
+            Op::Unique => "unique",
+            Op::MatMul => "matmul",
+        }
+    }
+
+    /// Whether the size of some output depends on tensor data (a fresh unbacked size when traced).
+    pub fn is_data_dependent(&self) -> bool {
+        matches!(
+            self,
+            Op::Nonzero
+                | Op::MaskedSelect
+                | Op::RepeatInterleave { .. }
+                | Op::RepeatIndices
+                | Op::Unique
+        ) || matches!(self, Op::Index { items } if items.iter().any(|item| matches!(item, IndexSpec::Mask { .. })))
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
