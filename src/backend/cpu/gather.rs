@@ -3,7 +3,7 @@
 use ndarray::{ArcArray, ArrayD, Axis, IxDyn};
 
 use super::error::{KernelError, Result, check_dim, checked_numel, format_shape};
-use super::tensor::{Element, Tensor, map_variant};
+use super::tensor::{Element, Tensor, map_variant, with_array};
 
 /// The `i64` elements of an index tensor, or a type error naming the operation.
 pub(crate) fn index_values<'a>(
@@ -42,7 +42,16 @@ pub fn index_select(input: &Tensor, dim: usize, indices: &Tensor) -> Result<Tens
     let mut out_shape = input.shape().to_vec();
     out_shape[dim] = positions.len();
     checked_numel(&out_shape)?;
-    Ok(map_variant!(input, array => take(array, dim, &positions)))
+    Ok(with_array!(input, array => take_tensor(array, dim, &positions)))
+}
+
+/// [`take`] wrapped into a tensor, so that code generic over the element type can use it.
+pub(crate) fn take_tensor<T: Element>(
+    array: &ArcArray<T, IxDyn>,
+    dim: usize,
+    positions: &[usize],
+) -> Tensor {
+    T::wrap(take(array, dim, positions))
 }
 
 /// The slices of `array` along `dim` at `positions` (all in range).

@@ -9,7 +9,7 @@
 use ndarray::{ArcArray, Axis, IxDyn, Slice};
 
 use super::error::{KernelError, Result, checked_numel, format_shape, guard_count};
-use super::gather::{index_values, take};
+use super::gather::{index_values, take_tensor};
 use super::shape::reshape;
 use super::tensor::{Element, Tensor, with_array};
 
@@ -207,7 +207,7 @@ fn apply_mask(view: &Tensor, mask: &Tensor, advanced: &Advanced<'_>) -> Result<T
         .enumerate()
         .filter_map(|(position, &keep)| keep.then_some(position))
         .collect();
-    Ok(with_array!(&flat, array => wrap_take(array, axis, &positions)))
+    Ok(with_array!(&flat, array => take_tensor(array, axis, &positions)))
 }
 
 /// Takes positions along the indexed dim and gives them the shape of the indices.
@@ -228,13 +228,8 @@ fn apply_indices(view: &Tensor, indices: &Tensor, advanced: &Advanced<'_>) -> Re
         .collect();
     let rest = checked_numel(&shape[..axis])?.saturating_mul(checked_numel(&shape[axis + 1..])?);
     guard_count((rest as u128).saturating_mul(positions.len() as u128))?;
-    let taken = with_array!(view, array => wrap_take(array, axis, &positions));
+    let taken = with_array!(view, array => take_tensor(array, axis, &positions));
     reshape(&taken, &out_shape)
-}
-
-/// `take` wrapped back into a tensor, so that `with_array!` bodies stay generic.
-fn wrap_take<T: Element>(array: &ArcArray<T, IxDyn>, axis: usize, positions: &[usize]) -> Tensor {
-    T::wrap(take(array, axis, positions))
 }
 
 /// The size of `axis`, which the item checks guarantee exists.
