@@ -52,7 +52,8 @@ mod tests {
 
     #[test]
     fn shapes_broadcast_like_numpy() {
-        let cases: &[(&[usize], &[usize], Option<&[usize]>)] = &[
+        type Case<'a> = (&'a [usize], &'a [usize], Option<&'a [usize]>);
+        let cases: &[Case] = &[
             (&[2, 3], &[2, 3], Some(&[2, 3])),
             (&[], &[2, 3], Some(&[2, 3])),
             (&[2, 3], &[], Some(&[2, 3])),

@@ -160,7 +160,9 @@ fn multiply<T: Element + LinalgScalar>(
             .into_par_iter()
             .for_each(|(a, b, out)| kernel(a, b, out));
     } else {
-        units.into_iter().for_each(|(a, b, out)| kernel(a, b, out));
+        for (a, b, out) in units {
+            kernel(a, b, out);
+        }
     }
     Ok(Tensor::from(out.into_dyn()))
 }
@@ -180,7 +182,7 @@ fn row_blocks<T>(matrix: ArrayView2<'_, T>, block: usize) -> Vec<ArrayView2<'_, 
     (0..rows)
         .step_by(block)
         .map(|start| {
-            let mut rows_view = matrix.clone();
+            let mut rows_view = matrix;
             rows_view.slice_axis_inplace(Axis(0), Slice::from(start..(start + block).min(rows)));
             rows_view
         })

@@ -4,7 +4,7 @@ use ndarray::{ArcArray, ArrayD, IxDyn};
 
 use super::elementwise::map;
 use super::error::{KernelError, Result, checked_numel, format_shape};
-use crate::dtype::{DType, Scalar};
+use crate::dtype::{DType, Scalar, format_f32};
 
 /// A CPU tensor. Cloning shares the data; no operation mutates it, so views produced by
 /// slicing, transposing or reshaping may alias their source safely. Equality compares shape
@@ -55,6 +55,8 @@ pub trait Element: Copy + PartialEq + PartialOrd + Send + Sync + std::fmt::Debug
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>>;
     /// `NaN` for floats; ordering kernels let it win every comparison, as PyTorch does.
     fn is_nan(self) -> bool;
+    /// The element as spec §8 prints it inside a tensor.
+    fn format(self) -> String;
 }
 
 impl Element for f32 {
@@ -82,6 +84,9 @@ impl Element for f32 {
     }
     fn is_nan(self) -> bool {
         self.is_nan()
+    }
+    fn format(self) -> String {
+        format_f32(self)
     }
 }
 
@@ -111,6 +116,9 @@ impl Element for i64 {
     fn is_nan(self) -> bool {
         false
     }
+    fn format(self) -> String {
+        self.to_string()
+    }
 }
 
 impl Element for bool {
@@ -138,6 +146,9 @@ impl Element for bool {
     }
     fn is_nan(self) -> bool {
         false
+    }
+    fn format(self) -> String {
+        self.to_string()
     }
 }
 
@@ -244,11 +255,6 @@ impl Tensor {
             return self.clone();
         }
         with_array!(self, array => cast_array(array, dtype))
-    }
-
-    /// The array when the tensor has element type `T`.
-    pub(crate) fn array<T: Element>(&self) -> Option<&ArcArray<T, IxDyn>> {
-        T::array(self)
     }
 
     /// The tensor cast to `T`'s dtype, as an array.

@@ -99,20 +99,30 @@ fn mismatches_name_both_shapes() {
 
 #[test]
 fn large_products_split_across_threads() {
-    let (n, k, m) = (96, 130, 100);
-    let a: Vec<f32> = (0..n * k).map(|i| (i % 7) as f32 - 3.0).collect();
-    let b: Vec<f32> = (0..k * m).map(|i| (i % 5) as f32 - 2.0).collect();
-    let product = matmul(&floats(&[n, k], &a), &floats(&[k, m], &b)).unwrap();
+    let (rows, inner, columns) = (96, 130, 100);
+    let left: Vec<f32> = (0..rows * inner).map(|i| (i % 7) as f32 - 3.0).collect();
+    let right: Vec<f32> = (0..inner * columns).map(|i| (i % 5) as f32 - 2.0).collect();
+    let product = matmul(
+        &floats(&[rows, inner], &left),
+        &floats(&[inner, columns], &right),
+    )
+    .unwrap();
     let out = product.as_f32().unwrap();
-    for (i, j) in [(0, 0), (n - 1, m - 1), (37, 61)] {
-        let expected: f32 = (0..k).map(|p| a[i * k + p] * b[p * m + j]).sum();
-        assert_eq!(out[[i, j]], expected, "({i}, {j})");
+    for (row, column) in [(0, 0), (rows - 1, columns - 1), (37, 61)] {
+        let expected: f32 = (0..inner)
+            .map(|p| left[row * inner + p] * right[p * columns + column])
+            .sum();
+        assert_eq!(out[[row, column]], expected, "({row}, {column})");
     }
-    let ai: Vec<i64> = a.iter().map(|&x| x as i64).collect();
-    let bi: Vec<i64> = b.iter().map(|&x| x as i64).collect();
-    let integer = matmul(&ints(&[n, k], &ai), &ints(&[k, m], &bi)).unwrap();
+    let left_integers: Vec<i64> = left.iter().map(|&x| x as i64).collect();
+    let right_integers: Vec<i64> = right.iter().map(|&x| x as i64).collect();
+    let integer = matmul(
+        &ints(&[rows, inner], &left_integers),
+        &ints(&[inner, columns], &right_integers),
+    )
+    .unwrap();
     assert_same(&integer.cast(DType::F32), &product);
     let transposed = Tensor::F32(product.as_f32().unwrap().clone().reversed_axes());
-    let back = matmul(&transposed, &floats(&[n], &vec![1.0; n])).unwrap();
-    assert_eq!(back.shape(), &[m]);
+    let back = matmul(&transposed, &floats(&[rows], &vec![1.0; rows])).unwrap();
+    assert_eq!(back.shape(), &[columns]);
 }

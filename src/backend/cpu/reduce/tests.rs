@@ -2,7 +2,10 @@ use super::*;
 use crate::backend::cpu::testing::{assert_same, bools, floats, int, ints};
 use ReduceOp::*;
 
-fn check(cases: Vec<(ReduceOp, Tensor, Option<&[usize]>, bool, Tensor)>) {
+/// An operation, its input, dims and keepdim, and the expected result.
+type Case<'a> = (ReduceOp, Tensor, Option<&'a [usize]>, bool, Tensor);
+
+fn check(cases: Vec<Case>) {
     for (op, input, dims, keepdim, expected) in cases {
         let actual = reduce(op, &input, dims, keepdim)
             .unwrap_or_else(|error| panic!("{op:?} {dims:?} of {input:?}: {error}"));
