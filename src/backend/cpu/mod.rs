@@ -1,1 +1,52 @@
 //! CPU tensors on ndarray and the kernels that compute every tensor operation.
+//!
+//! This is the one place where tensor values are computed: the eager interpreter and the
+//! compiled-graph executor both call these functions, so their results cannot drift apart.
+//! The module knows nothing about syntax, spans or graphs; it offers one function per
+//! operation, each returning `Result<_, KernelError>`.
+//!
+//! Invariants kept by every function here:
+//! - nothing panics, whatever the input (huge, empty or 0-d tensors, bad dims and indices);
+//! - every allocation is sized with checked arithmetic and refused above [`MAX_ELEMENTS`];
+//! - semantics follow PyTorch (broadcasting, promotion `bool < i64 < f32`, Python's `//`
+//!   and `%`, wrapping integer arithmetic), with the deviations listed on each function;
+//! - tensors are immutable and cheap to clone; basic indexing, reshapes of contiguous
+//!   tensors, transposes and slices share data instead of copying it.
+
+mod binary;
+mod broadcast;
+mod creation;
+mod elementwise;
+mod error;
+mod format;
+mod gather;
+mod index;
+mod join;
+mod matmul;
+mod npy;
+mod reduce;
+mod scan;
+mod select;
+mod shape;
+mod tensor;
+mod unary;
+
+#[cfg(test)]
+mod testing;
+
+pub use binary::{BinaryOp, binary};
+pub use broadcast::broadcast_shapes;
+pub use creation::{arange, from_elements, full, ones, randn, zeros};
+pub use error::{KernelError, MAX_ELEMENTS, format_shape};
+pub use format::format_tensor;
+pub use gather::{gather, index_select};
+pub use index::{IndexItem, index};
+pub use join::{cat, narrow, split, stack};
+pub use matmul::matmul;
+pub use npy::{load, save};
+pub use reduce::{ReduceOp, reduce};
+pub use scan::{cumsum, diff};
+pub use select::{masked_select, nonzero, repeat_interleave, repeat_interleave_indices, unique};
+pub use shape::{expand, flatten, permute, reshape, squeeze, transpose, unsqueeze};
+pub use tensor::{Element, Elements, Tensor};
+pub use unary::{UnaryOp, clamp, unary, where_};

@@ -1,0 +1,325 @@
+//! Binary elementwise operations with broadcasting and PyTorch's dtype promotion.
+//!
+//! Operands are first cast to a common dtype: the promoted one (`bool < i64 < f32`), except
+//! that `/` always computes in `f32` and arithmetic on two `bool` tensors computes in `i64`
+//! (PyTorch keeps some of those in `bool`; one rule is simpler to state and to compile).
+//! Host scalars arrive as 0-d tensors, which with one dtype per category is exactly
+//! PyTorch's rule that a scalar only promotes to a higher category.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ndarray::ArrayViewD;
+
+use super::elementwise::zip_map;
+use super::error::{KernelError, Result};
+use super::tensor::{Element, Tensor};
+use crate::dtype::DType;
+
+/// A binary elementwise operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division: always computes in `f32`.
+    Div,
+    /// Python's `//`: rounds toward negative infinity.
+    FloorDiv,
+    /// Python's `%` (`torch.remainder`): the result takes the sign of the divisor.
+    Rem,
+    Pow,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Logical on `bool`, bitwise on `i64`; `f32` is a type error.
+    And,
+    /// Logical on `bool`, bitwise on `i64`; `f32` is a type error.
+    Or,
+    /// Elementwise maximum; `NaN` in either operand gives `NaN`.
+    Maximum,
+    /// Elementwise minimum; `NaN` in either operand gives `NaN`.
+    Minimum,
+}
+
+impl BinaryOp {
+    /// How the operation is written in TSL, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::FloorDiv => "//",
+            BinaryOp::Rem => "%",
+            BinaryOp::Pow => "**",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::And => "&",
+            BinaryOp::Or => "|",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+        }
+    }
+
+    fn is_comparison(self) -> bool {
+        use BinaryOp::{Eq, Ge, Gt, Le, Lt, Ne};
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+
+    /// The dtype the operation computes in, or why it does not apply to these dtypes.
+    pub fn compute_dtype(self, left: DType, right: DType) -> Result<DType> {
+        let promoted = left.promote(right);
+        match self {
+            BinaryOp::Div => Ok(DType::F32),
+            BinaryOp::And | BinaryOp::Or if promoted == DType::F32 => {
+                Err(KernelError::Type(format!(
+                    "`{}` needs bool or i64 tensors, got {left} and {right}",
+                    self.name()
+                )))
+            }
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::FloorDiv
+            | BinaryOp::Rem
+            | BinaryOp::Pow
+                if promoted == DType::Bool =>
+            {
+                Ok(DType::I64)
+            }
+            _ => Ok(promoted),
+        }
+    }
+
+    /// The dtype of the result for operands of these dtypes.
+    pub fn result_dtype(self, left: DType, right: DType) -> Result<DType> {
+        let compute = self.compute_dtype(left, right)?;
+        Ok(if self.is_comparison() {
+            DType::Bool
+        } else {
+            compute
+        })
+    }
+}
+
+/// `left op right` with broadcasting and promotion (see [`BinaryOp`]).
+///
+/// Integer arithmetic wraps on overflow; integer `//` and `%` by zero are
+/// [`KernelError::DivisionByZero`]; float division by zero gives `inf` or `NaN`; an `i64`
+/// raised to a negative `i64` power is a type error, as in PyTorch.
+pub fn binary(op: BinaryOp, left: &Tensor, right: &Tensor) -> Result<Tensor> {
+    match op.compute_dtype(left.dtype(), right.dtype())? {
+        DType::F32 => typed::<f32>(op, left, right, float_arithmetic),
+        DType::I64 => typed::<i64>(op, left, right, integer_arithmetic),
+        DType::Bool => typed::<bool>(op, left, right, logical),
+    }
+}
+
+type Kernel<T> = fn(BinaryOp, &ArrayViewD<'_, T>, &ArrayViewD<'_, T>) -> Result<Tensor>;
+
+/// Casts both operands to `T` and runs the comparison, extremum or `arithmetic` kernel.
+fn typed<T: Element>(
+    op: BinaryOp,
+    left: &Tensor,
+    right: &Tensor,
+    arithmetic: Kernel<T>,
+) -> Result<Tensor> {
+    let left = left.to_array::<T>()?;
+    let right = right.to_array::<T>()?;
+    let (left, right) = (left.view(), right.view());
+    match op {
+        _ if op.is_comparison() => compare(op, &left, &right),
+        BinaryOp::Maximum => values(&left, &right, maximum),
+        BinaryOp::Minimum => values(&left, &right, minimum),
+        _ => arithmetic(op, &left, &right),
+    }
+}
+
+fn values<T: Element>(
+    left: &ArrayViewD<'_, T>,
+    right: &ArrayViewD<'_, T>,
+    f: impl Fn(T, T) -> T + Send + Sync,
+) -> Result<Tensor> {
+    Ok(Tensor::from(zip_map(left, right, f)?))
+}
+
+fn compare<T: Element>(
+    op: BinaryOp,
+    left: &ArrayViewD<'_, T>,
+    right: &ArrayViewD<'_, T>,
+) -> Result<Tensor> {
+    let out = match op {
+        BinaryOp::Eq => zip_map(left, right, |x, y| x == y),
+        BinaryOp::Ne => zip_map(left, right, |x, y| x != y),
+        BinaryOp::Lt => zip_map(left, right, |x, y| x < y),
+        BinaryOp::Le => zip_map(left, right, |x, y| x <= y),
+        BinaryOp::Gt => zip_map(left, right, |x, y| x > y),
+        BinaryOp::Ge => zip_map(left, right, |x, y| x >= y),
+        _ => return Err(unsupported(op, T::DTYPE)),
+    };
+    Ok(Tensor::from(out?))
+}
+
+fn maximum<T: Element>(x: T, y: T) -> T {
+    if x.is_nan() || (!y.is_nan() && x >= y) {
+        x
+    } else {
+        y
+    }
+}
+
+fn minimum<T: Element>(x: T, y: T) -> T {
+    if x.is_nan() || (!y.is_nan() && x <= y) {
+        x
+    } else {
+        y
+    }
+}
+
+fn float_arithmetic(
+    op: BinaryOp,
+    left: &ArrayViewD<'_, f32>,
+    right: &ArrayViewD<'_, f32>,
+) -> Result<Tensor> {
+    match op {
+        BinaryOp::Add => values(left, right, |x, y| x + y),
+        BinaryOp::Sub => values(left, right, |x, y| x - y),
+        BinaryOp::Mul => values(left, right, |x, y| x * y),
+        BinaryOp::Div => values(left, right, |x, y| x / y),
+        BinaryOp::FloorDiv => values(left, right, floor_div_float),
+        BinaryOp::Rem => values(left, right, remainder_float),
+        BinaryOp::Pow => values(left, right, f32::powf),
+        _ => Err(unsupported(op, DType::F32)),
+    }
+}
+
+/// PyTorch's `div_floor_floating`: floors `a / b` while staying exact where `fmod` is.
+pub(crate) fn floor_div_float(a: f32, b: f32) -> f32 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let modulo = a % b;
+    let mut quotient = (a - modulo) / b;
+    if modulo != 0.0 && (b < 0.0) != (modulo < 0.0) {
+        quotient -= 1.0;
+    }
+    if quotient == 0.0 {
+        return 0.0f32.copysign(a / b);
+    }
+    let floor = quotient.floor();
+    if quotient - floor > 0.5 {
+        floor + 1.0
+    } else {
+        floor
+    }
+}
+
+/// `torch.remainder` for floats: `fmod` moved to the sign of the divisor.
+pub(crate) fn remainder_float(a: f32, b: f32) -> f32 {
+    let modulo = a % b;
+    if modulo != 0.0 && (b < 0.0) != (modulo < 0.0) {
+        modulo + b
+    } else {
+        modulo
+    }
+}
+
+fn integer_arithmetic(
+    op: BinaryOp,
+    left: &ArrayViewD<'_, i64>,
+    right: &ArrayViewD<'_, i64>,
+) -> Result<Tensor> {
+    let fault = AtomicBool::new(false);
+    let flag = |bad: bool| {
+        if bad {
+            fault.store(true, Ordering::Relaxed);
+        }
+        bad
+    };
+    let out = match op {
+        BinaryOp::Add => values(left, right, i64::wrapping_add),
+        BinaryOp::Sub => values(left, right, i64::wrapping_sub),
+        BinaryOp::Mul => values(left, right, i64::wrapping_mul),
+        BinaryOp::FloorDiv => values(left, right, |x, y| {
+            if flag(y == 0) { 0 } else { floor_div_int(x, y) }
+        }),
+        BinaryOp::Rem => values(left, right, |x, y| {
+            if flag(y == 0) { 0 } else { remainder_int(x, y) }
+        }),
+        BinaryOp::Pow => values(left, right, |x, y| {
+            if flag(y < 0) { 0 } else { wrapping_pow(x, y) }
+        }),
+        BinaryOp::And => values(left, right, |x, y| x & y),
+        BinaryOp::Or => values(left, right, |x, y| x | y),
+        _ => Err(unsupported(op, DType::I64)),
+    }?;
+    match (fault.into_inner(), op) {
+        (false, _) => Ok(out),
+        (true, BinaryOp::Pow) => Err(KernelError::Type(
+            "integers to negative integer powers are not allowed; use .float() first".into(),
+        )),
+        (true, _) => Err(KernelError::DivisionByZero),
+    }
+}
+
+/// Python's `//` on integers; `i64::MIN // -1` wraps like PyTorch. `b` must not be 0.
+pub(crate) fn floor_div_int(a: i64, b: i64) -> i64 {
+    let quotient = a.wrapping_div(b);
+    if a.wrapping_rem(b) != 0 && (a < 0) != (b < 0) {
+        quotient.wrapping_sub(1)
+    } else {
+        quotient
+    }
+}
+
+/// Python's `%` on integers: the sign of the divisor. `b` must not be 0.
+pub(crate) fn remainder_int(a: i64, b: i64) -> i64 {
+    let remainder = a.wrapping_rem(b);
+    if remainder != 0 && (remainder < 0) != (b < 0) {
+        remainder.wrapping_add(b)
+    } else {
+        remainder
+    }
+}
+
+/// `base ** exponent` by squaring, wrapping on overflow. `exponent` must be non-negative.
+pub(crate) fn wrapping_pow(mut base: i64, mut exponent: i64) -> i64 {
+    let mut result = 1i64;
+    while exponent > 0 {
+        if exponent & 1 == 1 {
+            result = result.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        exponent >>= 1;
+    }
+    result
+}
+
+fn logical(
+    op: BinaryOp,
+    left: &ArrayViewD<'_, bool>,
+    right: &ArrayViewD<'_, bool>,
+) -> Result<Tensor> {
+    match op {
+        BinaryOp::And => values(left, right, |x, y| x & y),
+        BinaryOp::Or => values(left, right, |x, y| x | y),
+        _ => Err(unsupported(op, DType::Bool)),
+    }
+}
+
+fn unsupported(op: BinaryOp, dtype: DType) -> KernelError {
+    KernelError::Type(format!(
+        "`{}` is not supported on {dtype} tensors",
+        op.name()
+    ))
+}
+
+#[cfg(test)]
+mod tests;

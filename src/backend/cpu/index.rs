@@ -1,0 +1,244 @@
+//! Indexing with Python and PyTorch semantics: `x[i]`, `x[a:b:c]`, `x[None]`, `x[...]`,
+//! `x[mask]` and `x[indices]`.
+//!
+//! Integers, slices, new axes and ellipses are applied first and give a view of the input
+//! without copying. At most one tensor item (mask or indices) may appear; it is applied
+//! last, at the position it held, as PyTorch does (integers are selections, not tensor
+//! indices, so `x[0, :, idx]` keeps the order of the remaining dims).
+
+use ndarray::{ArcArray, Axis, IxDyn, Slice};
+
+use super::error::{KernelError, Result, checked_numel, format_shape, guard_count};
+use super::gather::{index_values, take_tensor};
+use super::shape::reshape;
+use super::tensor::{Element, Tensor, with_array};
+
+/// One item of an index expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexItem {
+    /// Selects one position and removes the dim; negative values count from the end.
+    Int(i64),
+    /// `start:stop:step` with Python's clamping; `step` must be positive.
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: i64,
+    },
+    /// Inserts a dim of size 1.
+    NewAxis,
+    /// Stands for as many full slices as the other items leave dims.
+    Ellipsis,
+    /// A `bool` tensor covering the next `k = mask.ndim()` dims, whose shape it must match;
+    /// those dims become one dim holding the selected elements in row-major order.
+    Mask(Tensor),
+    /// An `i64` tensor selecting positions along the next dim (negative values count from
+    /// the end); its shape replaces that dim.
+    Indices(Tensor),
+}
+
+impl IndexItem {
+    /// `:`, the full slice.
+    pub fn full() -> IndexItem {
+        IndexItem::Slice {
+            start: None,
+            stop: None,
+            step: 1,
+        }
+    }
+
+    /// How many input dims the item consumes.
+    fn consumed(&self) -> usize {
+        match self {
+            IndexItem::Int(_) | IndexItem::Slice { .. } | IndexItem::Indices(_) => 1,
+            IndexItem::Mask(mask) => mask.ndim(),
+            IndexItem::NewAxis | IndexItem::Ellipsis => 0,
+        }
+    }
+
+    fn is_tensor(&self) -> bool {
+        matches!(self, IndexItem::Mask(_) | IndexItem::Indices(_))
+    }
+}
+
+/// `input[items]`; see [`IndexItem`] and the module documentation.
+pub fn index(input: &Tensor, items: &[IndexItem]) -> Result<Tensor> {
+    let ellipsis_dims = check_items(input.shape(), items)?;
+    with_array!(input, array => indexed(array, items, ellipsis_dims))
+}
+
+/// Validates the item list and returns how many dims the ellipsis (if any) stands for.
+fn check_items(shape: &[usize], items: &[IndexItem]) -> Result<usize> {
+    let count = |wanted: fn(&IndexItem) -> bool| items.iter().filter(|item| wanted(item)).count();
+    if count(|item| matches!(item, IndexItem::Ellipsis)) > 1 {
+        return Err(KernelError::Shape(
+            "an index may hold only one ellipsis `...`".into(),
+        ));
+    }
+    if count(IndexItem::is_tensor) > 1 {
+        return Err(KernelError::Type(
+            "an index may hold only one tensor (mask or indices)".into(),
+        ));
+    }
+    let consumed: usize = items.iter().map(IndexItem::consumed).sum();
+    shape.len().checked_sub(consumed).ok_or_else(|| {
+        KernelError::Shape(format!(
+            "too many indices for a tensor of shape {}: {consumed} dims indexed",
+            format_shape(shape)
+        ))
+    })
+}
+
+/// Where the single tensor item applies: its item, the axis in the view, and the dim of
+/// the input it indexes (for messages).
+struct Advanced<'a> {
+    item: &'a IndexItem,
+    axis: usize,
+    dim: usize,
+}
+
+fn indexed<T: Element>(
+    array: &ArcArray<T, IxDyn>,
+    items: &[IndexItem],
+    ellipsis_dims: usize,
+) -> Result<Tensor> {
+    let mut view = array.clone();
+    let (mut axis, mut dim) = (0, 0);
+    let mut advanced = None;
+    for item in items {
+        match item {
+            IndexItem::Int(index) => {
+                let position = wrap_index(*index, size_at(view.shape(), axis)?, dim)?;
+                view = view.index_axis_move(Axis(axis), position);
+            }
+            IndexItem::Slice { start, stop, step } => {
+                let slice = python_slice(*start, *stop, *step, size_at(view.shape(), axis)?)?;
+                view.slice_axis_inplace(Axis(axis), slice);
+                axis += 1;
+            }
+            IndexItem::NewAxis => {
+                view = view.insert_axis(Axis(axis));
+                axis += 1;
+            }
+            IndexItem::Ellipsis => {
+                axis += ellipsis_dims;
+                dim += ellipsis_dims;
+            }
+            IndexItem::Mask(_) | IndexItem::Indices(_) => {
+                advanced = Some(Advanced { item, axis, dim });
+                axis += item.consumed();
+            }
+        }
+        dim += item.consumed();
+    }
+    let basic = T::wrap(view);
+    match advanced {
+        None => Ok(basic),
+        Some(advanced) => apply_advanced(&basic, &advanced),
+    }
+}
+
+/// A position in `0..size` from a Python index, which may count from the end.
+pub(crate) fn wrap_index(index: i64, size: usize, dim: usize) -> Result<usize> {
+    let wrapped = if index < 0 {
+        i128::from(index) + size as i128
+    } else {
+        i128::from(index)
+    };
+    usize::try_from(wrapped)
+        .ok()
+        .filter(|&position| position < size)
+        .ok_or(KernelError::IndexOutOfRange { index, size, dim })
+}
+
+/// The ndarray slice for Python's `start:stop:step` on a dim of `size`, clamped.
+fn python_slice(start: Option<i64>, stop: Option<i64>, step: i64, size: usize) -> Result<Slice> {
+    if step <= 0 {
+        return Err(KernelError::Value(format!(
+            "slice step must be positive, got {step}"
+        )));
+    }
+    let clamp = |bound: Option<i64>, default: usize| match bound {
+        None => default,
+        Some(bound) if bound < 0 => (i128::from(bound) + size as i128).max(0) as usize,
+        Some(bound) => (bound as u64).min(size as u64) as usize,
+    };
+    let start = clamp(start, 0);
+    let stop = clamp(stop, size).max(start);
+    let step = isize::try_from(step).unwrap_or(isize::MAX);
+    Ok(Slice::new(start as isize, Some(stop as isize), step))
+}
+
+fn apply_advanced(view: &Tensor, advanced: &Advanced<'_>) -> Result<Tensor> {
+    match advanced.item {
+        IndexItem::Mask(mask) => apply_mask(view, mask, advanced),
+        IndexItem::Indices(indices) => apply_indices(view, indices, advanced),
+        _ => Ok(view.clone()),
+    }
+}
+
+/// Merges the masked dims into one and takes the positions where the mask is `true`.
+fn apply_mask(view: &Tensor, mask: &Tensor, advanced: &Advanced<'_>) -> Result<Tensor> {
+    let Tensor::Bool(flags) = mask else {
+        return Err(KernelError::Type(format!(
+            "a mask index must be bool, got {}",
+            mask.dtype()
+        )));
+    };
+    let (axis, covered) = (advanced.axis, flags.ndim());
+    let shape = view.shape();
+    let masked = shape.get(axis..axis + covered).unwrap_or_default();
+    if masked != flags.shape() {
+        return Err(KernelError::Shape(format!(
+            "a mask of shape {} does not match shape {} at dim {}",
+            format_shape(flags.shape()),
+            format_shape(masked),
+            advanced.dim
+        )));
+    }
+    let merged: Vec<usize> = shape[..axis]
+        .iter()
+        .copied()
+        .chain([masked.iter().product()])
+        .chain(shape[axis + covered..].iter().copied())
+        .collect();
+    let flat = reshape(view, &merged)?;
+    let positions: Vec<usize> = flags
+        .iter()
+        .enumerate()
+        .filter_map(|(position, &keep)| keep.then_some(position))
+        .collect();
+    Ok(with_array!(&flat, array => take_tensor(array, axis, &positions)))
+}
+
+/// Takes positions along the indexed dim and gives them the shape of the indices.
+fn apply_indices(view: &Tensor, indices: &Tensor, advanced: &Advanced<'_>) -> Result<Tensor> {
+    let values = index_values(indices, "a tensor index")?;
+    let axis = advanced.axis;
+    let size = size_at(view.shape(), axis)?;
+    let positions = values
+        .iter()
+        .map(|&index| wrap_index(index, size, advanced.dim))
+        .collect::<Result<Vec<_>>>()?;
+    let shape = view.shape();
+    let out_shape: Vec<usize> = shape[..axis]
+        .iter()
+        .chain(values.shape())
+        .chain(&shape[axis + 1..])
+        .copied()
+        .collect();
+    let rest = checked_numel(&shape[..axis])?.saturating_mul(checked_numel(&shape[axis + 1..])?);
+    guard_count((rest as u128).saturating_mul(positions.len() as u128))?;
+    let taken = with_array!(view, array => take_tensor(array, axis, &positions));
+    reshape(&taken, &out_shape)
+}
+
+/// The size of `axis`, which the item checks guarantee exists.
+fn size_at(shape: &[usize], axis: usize) -> Result<usize> {
+    shape
+        .get(axis)
+        .copied()
+        .ok_or_else(|| KernelError::Shape(format!("index past the last dim at axis {axis}")))
+}
+
+#[cfg(test)]
+mod tests;

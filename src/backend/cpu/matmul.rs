@@ -1,0 +1,236 @@
+//! Matrix products with PyTorch's `matmul` rules.
+//!
+//! A 1-D left operand is a row vector and a 1-D right operand a column vector, and the
+//! added dim is removed from the result; dims before the last two are batch dims and
+//! broadcast. `f32` products run on ndarray's `general_mat_mul` (matrixmultiply); `i64`
+//! products wrap on overflow. Large products are split by batch and by blocks of rows
+//! across threads.
+
+use ndarray::{
+    Array3, ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Ix2, LinalgScalar, Slice, Zip,
+    linalg::general_mat_mul,
+};
+use rayon::prelude::*;
+
+use super::broadcast::broadcast_shapes;
+use super::elementwise::broadcast_view;
+use super::error::{KernelError, Result, checked_numel, format_shape};
+use super::shape::reshape;
+use super::tensor::{Element, Tensor};
+use crate::dtype::DType;
+
+/// Multiply-adds below which a product runs on one thread.
+const PARALLEL_WORK: usize = 1 << 20;
+
+/// `left @ right` (see the module documentation). Operands are promoted to a common dtype;
+/// `bool` products are type errors.
+pub fn matmul(left: &Tensor, right: &Tensor) -> Result<Tensor> {
+    let dtype = left.dtype().promote(right.dtype());
+    if dtype == DType::Bool {
+        return Err(KernelError::Type(
+            "matmul is not defined for bool tensors; convert them with .long() or .float()".into(),
+        ));
+    }
+    let plan = Plan::new(left.shape(), right.shape())?;
+    let left = reshape(left, &plan.left)?;
+    let right = reshape(right, &plan.right)?;
+    let product = match dtype {
+        DType::F32 => multiply::<f32>(&left, &right, &plan, f32_product)?,
+        _ => multiply::<i64>(&left, &right, &plan, integer_product)?,
+    };
+    reshape(&product, &plan.result)
+}
+
+/// Shapes of one product: operands as matrices, batch dims, and the result.
+struct Plan {
+    /// The operands with 1-D ones made 2-D.
+    left: Vec<usize>,
+    right: Vec<usize>,
+    batch: Vec<usize>,
+    /// Rows, inner size and columns of each product.
+    rows: usize,
+    inner: usize,
+    columns: usize,
+    /// The result's shape, without the dims added for 1-D operands.
+    result: Vec<usize>,
+}
+
+impl Plan {
+    fn new(left: &[usize], right: &[usize]) -> Result<Plan> {
+        let describe = || format!("{} @ {}", format_shape(left), format_shape(right));
+        if left.is_empty() || right.is_empty() {
+            return Err(KernelError::Shape(format!(
+                "matmul needs tensors with at least one dim, got {}",
+                describe()
+            )));
+        }
+        let left_matrix = if left.len() == 1 {
+            vec![1, left[0]]
+        } else {
+            left.to_vec()
+        };
+        let right_matrix = if right.len() == 1 {
+            vec![right[0], 1]
+        } else {
+            right.to_vec()
+        };
+        let (left_batch, [rows, inner]) = split_matrix(&left_matrix);
+        let (right_batch, [right_inner, columns]) = split_matrix(&right_matrix);
+        if inner != right_inner {
+            return Err(KernelError::Shape(format!(
+                "matmul inner sizes differ ({inner} and {right_inner}): {}",
+                describe()
+            )));
+        }
+        let batch = broadcast_shapes(left_batch, right_batch).map_err(|_| {
+            KernelError::Shape(format!(
+                "matmul batch dims cannot be broadcast: {}",
+                describe()
+            ))
+        })?;
+        let mut result = batch.clone();
+        result.extend([rows, columns]);
+        checked_numel(&result)?;
+        if right.len() == 1 {
+            result.pop();
+        }
+        if left.len() == 1 {
+            result.remove(result.len() - 1 - usize::from(right.len() != 1));
+        }
+        Ok(Plan {
+            left: left_matrix,
+            right: right_matrix,
+            batch,
+            rows,
+            inner,
+            columns,
+            result,
+        })
+    }
+
+    fn batch_count(&self) -> usize {
+        self.batch.iter().product()
+    }
+}
+
+/// Batch dims and the two matrix dims of a shape with at least two dims.
+fn split_matrix(shape: &[usize]) -> (&[usize], [usize; 2]) {
+    let (batch, matrix) = shape.split_at(shape.len() - 2);
+    (batch, [matrix[0], matrix[1]])
+}
+
+type Kernel<T> = fn(ArrayView2<'_, T>, ArrayView2<'_, T>, ArrayViewMut2<'_, T>);
+
+/// All products of the batch, in parallel blocks when there is enough work.
+fn multiply<T: Element + LinalgScalar>(
+    left: &Tensor,
+    right: &Tensor,
+    plan: &Plan,
+    kernel: Kernel<T>,
+) -> Result<Tensor> {
+    let (left, right) = (left.to_array::<T>()?, right.to_array::<T>()?);
+    let shape = |matrix: [usize; 2]| plan.batch.iter().copied().chain(matrix).collect::<Vec<_>>();
+    let (left, right) = (left.view(), right.view());
+    let left = broadcast_view(&left, &shape([plan.rows, plan.inner]))?;
+    let right = broadcast_view(&right, &shape([plan.inner, plan.columns]))?;
+    let mut out = Array3::<T>::zeros((plan.batch_count(), plan.rows, plan.columns));
+    if out.is_empty() || plan.inner == 0 {
+        return Ok(Tensor::from(out.into_dyn()));
+    }
+    let (lefts, rights) = (
+        matrices(left, plan.batch.len())?,
+        matrices(right, plan.batch.len())?,
+    );
+    let block = row_block(plan);
+    let mut units = Vec::new();
+    for ((a, b), out) in lefts.into_iter().zip(rights).zip(out.outer_iter_mut()) {
+        for (rows, out_rows) in row_blocks(a, block)
+            .into_iter()
+            .zip(out.into_axis_chunks_iter_mut(Axis(0), block))
+        {
+            units.push((rows, b, out_rows));
+        }
+    }
+    let work = plan
+        .batch_count()
+        .saturating_mul(plan.rows * plan.inner)
+        .saturating_mul(plan.columns);
+    if work >= PARALLEL_WORK {
+        units
+            .into_par_iter()
+            .for_each(|(a, b, out)| kernel(a, b, out));
+    } else {
+        for (a, b, out) in units {
+            kernel(a, b, out);
+        }
+    }
+    Ok(Tensor::from(out.into_dyn()))
+}
+
+/// Rows per unit of work: whole matrices when the batch alone feeds every thread.
+fn row_block(plan: &Plan) -> usize {
+    let wanted_units = 2 * rayon::current_num_threads();
+    let splits = wanted_units
+        .div_ceil(plan.batch_count().max(1))
+        .clamp(1, plan.rows.max(1));
+    plan.rows.div_ceil(splits).max(1)
+}
+
+/// Consecutive blocks of `block` rows (the last may be shorter).
+fn row_blocks<T>(matrix: ArrayView2<'_, T>, block: usize) -> Vec<ArrayView2<'_, T>> {
+    let rows = matrix.nrows();
+    (0..rows)
+        .step_by(block)
+        .map(|start| {
+            let mut rows_view = matrix;
+            rows_view.slice_axis_inplace(Axis(0), Slice::from(start..(start + block).min(rows)));
+            rows_view
+        })
+        .collect()
+}
+
+/// The matrices of a batched view, in row-major batch order.
+fn matrices<T>(view: ArrayViewD<'_, T>, batch_dims: usize) -> Result<Vec<ArrayView2<'_, T>>> {
+    let mut views = vec![view];
+    for _ in 0..batch_dims {
+        views = views
+            .into_iter()
+            .flat_map(|view| {
+                (0..view.len_of(Axis(0))).map(move |i| view.clone().index_axis_move(Axis(0), i))
+            })
+            .collect();
+    }
+    views
+        .into_iter()
+        .map(|view| {
+            view.into_dimensionality::<Ix2>()
+                .map_err(|error| KernelError::Shape(error.to_string()))
+        })
+        .collect()
+}
+
+fn f32_product(
+    left: ArrayView2<'_, f32>,
+    right: ArrayView2<'_, f32>,
+    mut out: ArrayViewMut2<'_, f32>,
+) {
+    general_mat_mul(1.0, &left, &right, 0.0, &mut out);
+}
+
+/// Row-times-matrix accumulation with wrapping arithmetic; `out` starts at zero.
+fn integer_product(
+    left: ArrayView2<'_, i64>,
+    right: ArrayView2<'_, i64>,
+    mut out: ArrayViewMut2<'_, i64>,
+) {
+    for (left_row, mut out_row) in left.rows().into_iter().zip(out.rows_mut()) {
+        for (&x, right_row) in left_row.iter().zip(right.rows()) {
+            Zip::from(&mut out_row)
+                .and(&right_row)
+                .for_each(|total, &y| *total = total.wrapping_add(x.wrapping_mul(y)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

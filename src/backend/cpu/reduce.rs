@@ -1,0 +1,327 @@
+//! Reductions over all dims or a set of dims: sum, mean, max, min, prod, argmax, argmin,
+//! all, any.
+//!
+//! Each reduction moves the reduced dims last (copying only when that is not already the
+//! memory layout), so that every output element reduces one contiguous lane. Lanes run in
+//! parallel when there are many; a single long lane is split into fixed blocks whose partial
+//! results combine in a fixed order, so results never depend on the thread count.
+
+use ndarray::{ArcArray, ArrayD, CowArray, Ix2, IxDyn};
+use rayon::prelude::*;
+
+use super::elementwise::PARALLEL_THRESHOLD;
+use super::error::{KernelError, Result, dim_error};
+use super::tensor::{Element, Tensor, with_array};
+use crate::dtype::DType;
+
+/// A reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `bool` and `i64` sum to `i64` (wrapping), `f32` to `f32`; empty sums are 0.
+    Sum,
+    /// `f32` only; the mean of nothing is `NaN`.
+    Mean,
+    /// Keeps the dtype; `NaN` wins; an error over an empty extent.
+    Max,
+    /// Keeps the dtype; `NaN` wins; an error over an empty extent.
+    Min,
+    /// Like `Sum`, with 1 for empty products.
+    Prod,
+    /// `i64` index of the first maximum (`NaN` counts as the maximum); over all dims an
+    /// index into the flattened tensor. At most one dim.
+    Argmax,
+    /// `i64` index of the first minimum (`NaN` counts as the minimum). At most one dim.
+    Argmin,
+    /// `bool`: every element non-zero; `true` when empty.
+    All,
+    /// `bool`: some element non-zero; `false` when empty.
+    Any,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Mean => "mean",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Argmax => "argmax",
+            ReduceOp::Argmin => "argmin",
+            ReduceOp::All => "all",
+            ReduceOp::Any => "any",
+        }
+    }
+
+    /// The dtype of the result for an input of `dtype`.
+    pub fn result_dtype(self, dtype: DType) -> Result<DType> {
+        match self {
+            ReduceOp::Sum | ReduceOp::Prod if dtype == DType::Bool => Ok(DType::I64),
+            ReduceOp::Mean if dtype != DType::F32 => Err(KernelError::Type(format!(
+                "mean needs an f32 tensor, got {dtype}; convert it with .float() first"
+            ))),
+            ReduceOp::Argmax | ReduceOp::Argmin => Ok(DType::I64),
+            ReduceOp::All | ReduceOp::Any => Ok(DType::Bool),
+            _ => Ok(dtype),
+        }
+    }
+
+    fn has_identity(self) -> bool {
+        !matches!(
+            self,
+            ReduceOp::Max | ReduceOp::Min | ReduceOp::Argmax | ReduceOp::Argmin
+        )
+    }
+}
+
+/// Reduces `input` over `dims` (all dims when `None`), keeping them as size 1 when
+/// `keepdim`. Dims must be in range and distinct; a 0-d tensor accepts dim 0.
+pub fn reduce(
+    op: ReduceOp,
+    input: &Tensor,
+    dims: Option<&[usize]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    op.result_dtype(input.dtype())?;
+    let plan = Plan::new(op, input.shape(), dims, keepdim)?;
+    match op {
+        ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Mean => arithmetic(op, input, &plan),
+        ReduceOp::Max | ReduceOp::Min => with_array!(input, array => extremum(op, array, &plan)),
+        ReduceOp::Argmax | ReduceOp::Argmin => with_array!(input, array => {
+            lanes_map(array, &plan, |lane| arg_best(lane, op == ReduceOp::Argmax).unwrap_or(0) as i64)
+        }),
+        ReduceOp::All => lanes_map(&input.to_array::<bool>()?, &plan, all),
+        ReduceOp::Any => lanes_map(&input.to_array::<bool>()?, &plan, any),
+    }
+}
+
+/// Which axes a reduction keeps and folds, and the shape of its result.
+struct Plan {
+    /// Kept axes, then reduced axes, each in increasing order.
+    order: Vec<usize>,
+    kept: usize,
+    reduced: usize,
+    out_shape: Vec<usize>,
+}
+
+impl Plan {
+    fn new(op: ReduceOp, shape: &[usize], dims: Option<&[usize]>, keepdim: bool) -> Result<Plan> {
+        let ndim = shape.len();
+        let mut reduced_axes = vec![false; ndim];
+        let single = matches!(op, ReduceOp::Argmax | ReduceOp::Argmin);
+        if single && dims.is_some_and(|dims| dims.len() > 1) {
+            return Err(KernelError::Type(format!(
+                "{} takes at most one dim",
+                op.name()
+            )));
+        }
+        let dims = dims.map_or_else(|| (0..ndim).collect(), <[usize]>::to_vec);
+        for &dim in &dims {
+            if ndim == 0 && dim == 0 {
+                continue;
+            }
+            let seen = reduced_axes
+                .get_mut(dim)
+                .ok_or_else(|| dim_error(dim, ndim))?;
+            if *seen {
+                return Err(KernelError::Shape(format!(
+                    "dim {dim} appears twice in {}",
+                    op.name()
+                )));
+            }
+            *seen = true;
+        }
+        let (kept_axes, folded_axes): (Vec<usize>, Vec<usize>) =
+            (0..ndim).partition(|&axis| !reduced_axes[axis]);
+        let product = |axes: &[usize]| axes.iter().map(|&axis| shape[axis]).product::<usize>();
+        let plan = Plan {
+            kept: product(&kept_axes),
+            reduced: product(&folded_axes),
+            out_shape: (0..ndim)
+                .filter_map(|axis| match (reduced_axes[axis], keepdim) {
+                    (false, _) => Some(shape[axis]),
+                    (true, true) => Some(1),
+                    (true, false) => None,
+                })
+                .collect(),
+            order: kept_axes.into_iter().chain(folded_axes).collect(),
+        };
+        if plan.reduced == 0 && !op.has_identity() {
+            return Err(KernelError::Empty(format!(
+                "cannot take {} over an empty extent of a tensor of shape {}",
+                op.name(),
+                super::error::format_shape(shape)
+            )));
+        }
+        Ok(plan)
+    }
+}
+
+fn arithmetic(op: ReduceOp, input: &Tensor, plan: &Plan) -> Result<Tensor> {
+    match (op, input) {
+        (ReduceOp::Sum, Tensor::F32(array)) => lanes_map(array, plan, sum_float),
+        (ReduceOp::Prod, Tensor::F32(array)) => lanes_map(array, plan, product_float),
+        (ReduceOp::Mean, Tensor::F32(array)) => {
+            lanes_map(array, plan, |lane| sum_float(lane) / lane.len() as f32)
+        }
+        (ReduceOp::Sum, _) => lanes_map(&input.to_array::<i64>()?, plan, sum_integer),
+        (ReduceOp::Prod, _) => lanes_map(&input.to_array::<i64>()?, plan, product_integer),
+        _ => Err(KernelError::Type(format!(
+            "{} is not defined here",
+            op.name()
+        ))),
+    }
+}
+
+fn extremum<T: Element>(op: ReduceOp, array: &ArcArray<T, IxDyn>, plan: &Plan) -> Result<Tensor> {
+    let largest = op == ReduceOp::Max;
+    lanes_map(array, plan, |lane| {
+        arg_best(lane, largest).map_or(lane[0], |index| lane[index])
+    })
+}
+
+/// `reduce` applied to each lane of `array` under `plan`.
+fn lanes_map<T: Element, O: Element>(
+    array: &ArcArray<T, IxDyn>,
+    plan: &Plan,
+    reduce: impl Fn(&[T]) -> O + Send + Sync,
+) -> Result<Tensor> {
+    let lanes = lanes(array, plan)?;
+    let apply = |row: usize| {
+        let lane = lanes.row(row);
+        lane.as_slice()
+            .map_or_else(|| reduce(&lane.to_vec()), &reduce)
+    };
+    let values: Vec<O> = if plan.kept > 1 && plan.kept * plan.reduced >= PARALLEL_THRESHOLD {
+        (0..plan.kept).into_par_iter().map(apply).collect()
+    } else {
+        (0..plan.kept).map(apply).collect()
+    };
+    ArrayD::from_shape_vec(IxDyn(&plan.out_shape), values)
+        .map(Tensor::from)
+        .map_err(|error| KernelError::Shape(error.to_string()))
+}
+
+/// The array as a `[kept, reduced]` matrix in standard layout.
+fn lanes<'a, T: Element>(
+    array: &'a ArcArray<T, IxDyn>,
+    plan: &Plan,
+) -> Result<CowArray<'a, T, Ix2>> {
+    let permuted = array.view().permuted_axes(IxDyn(&plan.order));
+    let standard: CowArray<'a, T, IxDyn> = if permuted.is_standard_layout() {
+        permuted.into()
+    } else {
+        permuted.as_standard_layout().into_owned().into()
+    };
+    standard
+        .into_shape_with_order((plan.kept, plan.reduced))
+        .map_err(|error| KernelError::Shape(error.to_string()))
+}
+
+/// Reduces blocks of [`PARALLEL_THRESHOLD`] elements with `leaf` (in parallel when there
+/// are several) and then the block results with `combine`.
+fn blocked<T: Sync, O: Send>(
+    values: &[T],
+    leaf: impl Fn(&[T]) -> O + Send + Sync,
+    combine: impl Fn(&[O]) -> O,
+) -> O {
+    if values.len() <= PARALLEL_THRESHOLD {
+        return leaf(values);
+    }
+    let parts: Vec<O> = values.par_chunks(PARALLEL_THRESHOLD).map(leaf).collect();
+    combine(&parts)
+}
+
+/// Sum with eight accumulators, which vectorises and loses less precision than one.
+fn sum_float(values: &[f32]) -> f32 {
+    blocked(values, sum_float_leaf, sum_float_leaf)
+}
+
+fn sum_float_leaf(values: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let blocks = values.chunks_exact(8);
+    let rest = blocks.remainder();
+    for block in blocks {
+        for (lane, &x) in lanes.iter_mut().zip(block) {
+            *lane += x;
+        }
+    }
+    let paired = [
+        lanes[0] + lanes[4],
+        lanes[1] + lanes[5],
+        lanes[2] + lanes[6],
+        lanes[3] + lanes[7],
+    ];
+    rest.iter().fold(
+        (paired[0] + paired[2]) + (paired[1] + paired[3]),
+        |total, &x| total + x,
+    )
+}
+
+fn product_float(values: &[f32]) -> f32 {
+    let leaf = |part: &[f32]| part.iter().product::<f32>();
+    blocked(values, leaf, leaf)
+}
+
+fn sum_integer(values: &[i64]) -> i64 {
+    let leaf = |part: &[i64]| part.iter().fold(0i64, |total, &x| total.wrapping_add(x));
+    blocked(values, leaf, leaf)
+}
+
+fn product_integer(values: &[i64]) -> i64 {
+    let leaf = |part: &[i64]| part.iter().fold(1i64, |total, &x| total.wrapping_mul(x));
+    blocked(values, leaf, leaf)
+}
+
+fn all(values: &[bool]) -> bool {
+    blocked(
+        values,
+        |part| part.iter().all(|&x| x),
+        |parts| parts.iter().all(|&x| x),
+    )
+}
+
+fn any(values: &[bool]) -> bool {
+    blocked(
+        values,
+        |part| part.iter().any(|&x| x),
+        |parts| parts.iter().any(|&x| x),
+    )
+}
+
+/// The index of the first largest (or smallest) element, where the first `NaN` wins.
+fn arg_best<T: Element>(values: &[T], largest: bool) -> Option<usize> {
+    let leaf = |part: &[T]| arg_best_leaf(part.iter().copied().enumerate(), largest);
+    if values.len() <= PARALLEL_THRESHOLD {
+        return leaf(values);
+    }
+    let candidates: Vec<usize> = values
+        .par_chunks(PARALLEL_THRESHOLD)
+        .enumerate()
+        .filter_map(|(block, part)| leaf(part).map(|index| block * PARALLEL_THRESHOLD + index))
+        .collect();
+    arg_best_leaf(
+        candidates.into_iter().map(|index| (index, values[index])),
+        largest,
+    )
+}
+
+fn arg_best_leaf<T: Element>(
+    mut items: impl Iterator<Item = (usize, T)>,
+    largest: bool,
+) -> Option<usize> {
+    let (mut best_index, mut best) = items.next()?;
+    for (index, value) in items {
+        if best.is_nan() {
+            break;
+        }
+        let better = if largest { value > best } else { value < best };
+        if value.is_nan() || better {
+            (best_index, best) = (index, value);
+        }
+    }
+    Some(best_index)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+//! Scans along one dim: running sums and first differences.
+
+use ndarray::{ArcArray, Axis, IxDyn, Slice};
+
+use super::elementwise::zip_map;
+use super::error::{Result, check_dim};
+use super::tensor::{Element, Tensor};
+
+/// Running sum along `dim`: `bool` and `i64` give `i64` (wrapping), `f32` gives `f32`.
+/// A 0-d tensor accepts dim 0 and is returned as is (cast).
+pub fn cumsum(input: &Tensor, dim: usize) -> Result<Tensor> {
+    if input.ndim() > 0 {
+        check_dim(dim, input.ndim())?;
+    } else {
+        check_dim(dim, 1)?;
+    }
+    Ok(match input {
+        Tensor::F32(array) => running(array, dim, |x, y| x + y),
+        _ => running(&input.to_array::<i64>()?, dim, i64::wrapping_add),
+    })
+}
+
+fn running<T: Element>(array: &ArcArray<T, IxDyn>, dim: usize, add: fn(T, T) -> T) -> Tensor {
+    let mut out = array.to_owned();
+    if out.ndim() > 0 {
+        out.accumulate_axis_inplace(Axis(dim), |&previous, current| {
+            *current = add(previous, *current);
+        });
+    }
+    Tensor::from(out)
+}
+
+/// `x[i + 1] - x[i]` along `dim` (one step), as `torch.diff`: the dim shrinks by one (a
+/// size-0 dim stays 0); `bool` differences are exclusive or, as in PyTorch. 0-d tensors
+/// have no dim to difference.
+pub fn diff(input: &Tensor, dim: usize) -> Result<Tensor> {
+    check_dim(dim, input.ndim())?;
+    Ok(match input {
+        Tensor::F32(array) => differences(array, dim, |x, y| y - x)?,
+        Tensor::I64(array) => differences(array, dim, |x, y| y.wrapping_sub(x))?,
+        Tensor::Bool(array) => differences(array, dim, |x, y| x ^ y)?,
+    })
+}
+
+fn differences<T: Element>(
+    array: &ArcArray<T, IxDyn>,
+    dim: usize,
+    step: fn(T, T) -> T,
+) -> Result<Tensor> {
+    let size = array.shape()[dim];
+    if size == 0 {
+        return Ok(T::wrap(array.clone()));
+    }
+    let view = array.view();
+    let earlier = view.slice_axis(Axis(dim), Slice::from(..size - 1));
+    let later = view.slice_axis(Axis(dim), Slice::from(1..));
+    Ok(Tensor::from(zip_map(&earlier, &later, step)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::testing::{assert_same, bools, floats, int, ints};
+
+    #[test]
+    fn running_sums_along_a_dim() {
+        let t = ints(&[2, 3], &[1, 2, 3, 4, 5, 6]);
+        let cases: Vec<(Tensor, usize, Tensor)> = vec![
+            (t.clone(), 1, ints(&[2, 3], &[1, 3, 6, 4, 9, 15])),
+            (t, 0, ints(&[2, 3], &[1, 2, 3, 5, 7, 9])),
+            (bools(&[3], &[true, false, true]), 0, ints(&[3], &[1, 1, 2])),
+            (
+                floats(&[3], &[0.5, f32::NAN, 1.0]),
+                0,
+                floats(&[3], &[0.5, f32::NAN, f32::NAN]),
+            ),
+            (
+                ints(&[2], &[i64::MAX, 1]),
+                0,
+                ints(&[2], &[i64::MAX, i64::MIN]),
+            ),
+            (ints(&[0, 2], &[]), 0, ints(&[0, 2], &[])),
+            (bools(&[], &[true]), 0, int(1)),
+        ];
+        for (input, dim, expected) in cases {
+            assert_same(&cumsum(&input, dim).unwrap(), &expected);
+        }
+        assert!(cumsum(&ints(&[2], &[1, 2]), 1).is_err());
+        assert!(cumsum(&int(1), 1).is_err());
+    }
+
+    #[test]
+    fn first_differences_along_a_dim() {
+        let t = ints(&[2, 3], &[1, 2, 4, 7, 11, 16]);
+        let cases: Vec<(Tensor, usize, Tensor)> = vec![
+            (t.clone(), 1, ints(&[2, 2], &[1, 2, 4, 5])),
+            (t, 0, ints(&[1, 3], &[6, 9, 12])),
+            (floats(&[1], &[2.0]), 0, floats(&[0], &[])),
+            (floats(&[0], &[]), 0, floats(&[0], &[])),
+            (
+                bools(&[3], &[true, true, false]),
+                0,
+                bools(&[2], &[false, true]),
+            ),
+            (ints(&[2], &[i64::MIN, 1]), 0, ints(&[1], &[i64::MIN + 1])),
+        ];
+        for (input, dim, expected) in cases {
+            assert_same(&diff(&input, dim).unwrap(), &expected);
+        }
+        assert!(diff(&int(1), 0).is_err());
+        assert!(diff(&ints(&[2], &[1, 2]), 3).is_err());
+    }
+}

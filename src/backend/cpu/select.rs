@@ -1,0 +1,157 @@
+//! Operations whose result size depends on the data: nonzero, masked_select,
+//! repeat_interleave and unique.
+
+use std::cmp::Ordering;
+
+use ndarray::{ArcArray, Dimension, IxDyn};
+use rayon::slice::ParallelSliceMut;
+
+use super::broadcast::broadcast_shapes;
+use super::elementwise::{PARALLEL_THRESHOLD, broadcast_view};
+use super::error::{KernelError, Result, check_dim, checked_numel, format_shape, guard_count};
+use super::gather::{index_values, take_tensor};
+use super::shape::reshape;
+use super::tensor::{Element, Tensor, with_array};
+
+/// The coordinates of the non-zero elements, as an `i64` tensor of shape `[count, ndim]`
+/// in row-major order (a 0-d input gives `[1, 0]` or `[0, 0]`).
+pub fn nonzero(input: &Tensor) -> Result<Tensor> {
+    let flags = input.to_array::<bool>()?;
+    let count = flags.iter().filter(|&&flag| flag).count();
+    let ndim = flags.ndim();
+    guard_count(count as u128 * ndim as u128)?;
+    let mut coordinates = Vec::with_capacity(count * ndim);
+    for (position, &flag) in flags.indexed_iter() {
+        if flag {
+            coordinates.extend(position.slice().iter().map(|&coordinate| coordinate as i64));
+        }
+    }
+    Tensor::from_vec(&[count, ndim], coordinates)
+}
+
+/// The elements where `mask` (a `bool` tensor broadcast with the input) is `true`, as a
+/// 1-D tensor in row-major order.
+pub fn masked_select(input: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    let Tensor::Bool(mask) = mask else {
+        return Err(KernelError::Type(format!(
+            "masked_select needs a bool mask, got {}",
+            mask.dtype()
+        )));
+    };
+    let shape = broadcast_shapes(input.shape(), mask.shape())?;
+    checked_numel(&shape)?;
+    with_array!(input, array => selected(array, mask, &shape))
+}
+
+fn selected<T: Element>(
+    array: &ArcArray<T, IxDyn>,
+    mask: &ArcArray<bool, IxDyn>,
+    shape: &[usize],
+) -> Result<Tensor> {
+    let (values, flags) = (array.view(), mask.view());
+    let values = broadcast_view(&values, shape)?;
+    let flags = broadcast_view(&flags, shape)?;
+    let kept: Vec<T> = values
+        .iter()
+        .zip(flags.iter())
+        .filter_map(|(&value, &keep)| keep.then_some(value))
+        .collect();
+    Tensor::from_vec(&[kept.len()], kept)
+}
+
+/// Repeats each slice along `dim` as often as `counts` says, as
+/// `torch.repeat_interleave(input, counts, dim)`. `counts` is `i64`, non-negative, and has
+/// one entry per slice or a single entry for all; without `dim` the input is flattened.
+pub fn repeat_interleave(input: &Tensor, counts: &Tensor, dim: Option<usize>) -> Result<Tensor> {
+    let counts = index_values(counts, "repeat_interleave")?;
+    if counts.ndim() > 1 {
+        return Err(KernelError::Shape(format!(
+            "repeat_interleave needs 0-d or 1-D counts, got shape {}",
+            format_shape(counts.shape())
+        )));
+    }
+    let (source, dim) = match dim {
+        None => (reshape(input, &[input.numel()])?, 0),
+        Some(dim) => {
+            check_dim(dim, input.ndim())?;
+            (input.clone(), dim)
+        }
+    };
+    let positions = repeated_positions(counts, source.shape()[dim], dim)?;
+    let rest: usize = source
+        .shape()
+        .iter()
+        .enumerate()
+        .filter(|&(axis, _)| axis != dim)
+        .map(|(_, &size)| size)
+        .product();
+    guard_count(positions.len() as u128 * rest as u128)?;
+    Ok(with_array!(&source, array => take_tensor(array, dim, &positions)))
+}
+
+/// `0, 0, 1, …`: each index `i` repeated `counts[i]` times, as the one-argument
+/// `repeat_interleave(counts)`.
+pub fn repeat_interleave_indices(counts: &Tensor) -> Result<Tensor> {
+    let size = counts.numel();
+    let indices = Tensor::from_vec(&[size], (0..size as i64).collect())?;
+    repeat_interleave(&indices, counts, Some(0))
+}
+
+/// Each position `0..size` repeated as `counts` says, refused over the element limit.
+fn repeated_positions(
+    counts: &ArcArray<i64, IxDyn>,
+    size: usize,
+    dim: usize,
+) -> Result<Vec<usize>> {
+    let counts: Vec<i64> = match counts.len() {
+        1 => vec![counts.iter().next().copied().unwrap_or(0); size],
+        length if length == size => counts.iter().copied().collect(),
+        length => {
+            return Err(KernelError::Shape(format!(
+                "repeat_interleave has {length} counts for dim {dim} of size {size}"
+            )));
+        }
+    };
+    if let Some(negative) = counts.iter().find(|&&count| count < 0) {
+        return Err(KernelError::Value(format!(
+            "repeat_interleave counts must not be negative, got {negative}"
+        )));
+    }
+    let total: u128 = counts.iter().map(|&count| count as u128).sum();
+    let mut positions = Vec::with_capacity(guard_count(total)?);
+    for (position, &count) in counts.iter().enumerate() {
+        positions.extend(std::iter::repeat_n(position, count as usize));
+    }
+    Ok(positions)
+}
+
+/// The distinct elements of the flattened input in ascending order, as a 1-D tensor.
+/// `NaN`s sort last and are all kept, since no `NaN` equals another (PyTorch does the
+/// same); `-0.0` and `0.0` are one value.
+pub fn unique(input: &Tensor) -> Result<Tensor> {
+    with_array!(input, array => {
+        let values = sorted_distinct(array.iter().copied().collect());
+        Tensor::from_vec(&[values.len()], values)
+    })
+}
+
+fn sorted_distinct<T: Element>(mut values: Vec<T>) -> Vec<T> {
+    if values.len() >= PARALLEL_THRESHOLD {
+        values.par_sort_unstable_by(nan_last);
+    } else {
+        values.sort_unstable_by(nan_last);
+    }
+    values.dedup_by(|a, b| a == b);
+    values
+}
+
+/// A total order with every `NaN` after every number.
+fn nan_last<T: Element>(a: &T, b: &T) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (false, false) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
+        (a_nan, b_nan) => a_nan.cmp(&b_nan),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,170 @@
+use super::*;
+use crate::backend::cpu::testing::{assert_same, boolean, bools, float, floats, int, ints};
+
+#[test]
+fn nonzero_lists_coordinates_row_major() {
+    let cases: Vec<(Tensor, Tensor)> = vec![
+        (
+            ints(&[2, 3], &[0, 5, 0, 7, 0, 1]),
+            ints(&[3, 2], &[0, 1, 1, 0, 1, 2]),
+        ),
+        (floats(&[3], &[0.0, f32::NAN, -0.0]), ints(&[1, 1], &[1])),
+        (bools(&[2], &[false, false]), ints(&[0, 1], &[])),
+        (ints(&[0, 2], &[]), ints(&[0, 2], &[])),
+        (boolean(true), ints(&[1, 0], &[])),
+        (int(0), ints(&[0, 0], &[])),
+    ];
+    for (input, expected) in cases {
+        assert_same(&nonzero(&input).unwrap(), &expected);
+    }
+    let transposed = Tensor::I64(
+        ints(&[2, 2], &[0, 1, 2, 0])
+            .as_i64()
+            .unwrap()
+            .clone()
+            .reversed_axes(),
+    );
+    assert_same(
+        &nonzero(&transposed).unwrap(),
+        &ints(&[2, 2], &[0, 1, 1, 0]),
+    );
+}
+
+#[test]
+fn masked_select_broadcasts() {
+    let t = ints(&[2, 2], &[1, 2, 3, 4]);
+    let cases: Vec<(Tensor, Tensor, Tensor)> = vec![
+        (
+            t.clone(),
+            bools(&[2, 2], &[true, false, false, true]),
+            ints(&[2], &[1, 4]),
+        ),
+        (t.clone(), bools(&[2], &[false, true]), ints(&[2], &[2, 4])),
+        (t.clone(), boolean(true), ints(&[4], &[1, 2, 3, 4])),
+        (
+            int(7),
+            bools(&[3], &[true, false, true]),
+            ints(&[2], &[7, 7]),
+        ),
+        (floats(&[0], &[]), boolean(true), floats(&[0], &[])),
+    ];
+    for (input, mask, expected) in cases {
+        assert_same(&masked_select(&input, &mask).unwrap(), &expected);
+    }
+    assert!(matches!(
+        masked_select(&t, &ints(&[1], &[1])),
+        Err(KernelError::Type(_))
+    ));
+    assert!(matches!(
+        masked_select(&t, &bools(&[3], &[true; 3])),
+        Err(KernelError::Shape(_))
+    ));
+}
+
+#[test]
+fn repeat_interleave_follows_pytorch() {
+    let t = ints(&[2, 2], &[1, 2, 3, 4]);
+    let cases: Vec<(Tensor, Tensor, Option<usize>, Tensor)> = vec![
+        (
+            t.clone(),
+            int(2),
+            None,
+            ints(&[8], &[1, 1, 2, 2, 3, 3, 4, 4]),
+        ),
+        (
+            t.clone(),
+            ints(&[2], &[1, 2]),
+            Some(0),
+            ints(&[3, 2], &[1, 2, 3, 4, 3, 4]),
+        ),
+        (
+            t.clone(),
+            ints(&[2], &[0, 3]),
+            Some(1),
+            ints(&[2, 3], &[2, 2, 2, 4, 4, 4]),
+        ),
+        (t.clone(), ints(&[1], &[0]), Some(0), ints(&[0, 2], &[])),
+        (float(1.5), int(3), None, floats(&[3], &[1.5, 1.5, 1.5])),
+        (ints(&[0], &[]), ints(&[0], &[]), Some(0), ints(&[0], &[])),
+        (
+            bools(&[2], &[true, false]),
+            ints(&[2], &[1, 2]),
+            None,
+            bools(&[3], &[true, false, false]),
+        ),
+    ];
+    for (input, counts, dim, expected) in cases {
+        assert_same(&repeat_interleave(&input, &counts, dim).unwrap(), &expected);
+    }
+}
+
+#[test]
+fn repeat_interleave_errors() {
+    let t = ints(&[2, 2], &[1, 2, 3, 4]);
+    let negative = repeat_interleave(&t, &ints(&[2], &[1, -1]), Some(0)).unwrap_err();
+    assert!(matches!(negative, KernelError::Value(_)));
+    let mismatch = repeat_interleave(&t, &ints(&[3], &[1, 1, 1]), Some(0)).unwrap_err();
+    assert_eq!(
+        mismatch.to_string(),
+        "repeat_interleave has 3 counts for dim 0 of size 2"
+    );
+    assert!(matches!(
+        repeat_interleave(&t, &floats(&[1], &[2.0]), None),
+        Err(KernelError::Type(_))
+    ));
+    assert!(matches!(
+        repeat_interleave(&t, &ints(&[1, 1], &[2]), None),
+        Err(KernelError::Shape(_))
+    ));
+    assert!(repeat_interleave(&t, &int(1), Some(2)).is_err());
+    let huge = repeat_interleave(&t, &int(i64::MAX), None).unwrap_err();
+    assert!(matches!(huge, KernelError::TooLarge { .. }));
+    let wide = repeat_interleave(
+        &ints(&[2, 1 << 20], &vec![0; 2 << 20]),
+        &int(1 << 11),
+        Some(0),
+    );
+    assert!(matches!(wide, Err(KernelError::TooLarge { .. })));
+}
+
+#[test]
+fn repeat_interleave_indices_counts_out_positions() {
+    let cases: Vec<(Tensor, Tensor)> = vec![
+        (ints(&[2], &[2, 1]), ints(&[3], &[0, 0, 1])),
+        (ints(&[3], &[0, 2, 0]), ints(&[2], &[1, 1])),
+        (ints(&[0], &[]), ints(&[0], &[])),
+        (int(3), ints(&[3], &[0, 0, 0])),
+    ];
+    for (counts, expected) in cases {
+        assert_same(&repeat_interleave_indices(&counts).unwrap(), &expected);
+    }
+    assert!(repeat_interleave_indices(&ints(&[1], &[-2])).is_err());
+}
+
+#[test]
+fn unique_sorts_and_keeps_each_nan() {
+    let nan = f32::NAN;
+    let cases: Vec<(Tensor, Tensor)> = vec![
+        (
+            ints(&[2, 3], &[3, 1, 3, 2, 1, -5]),
+            ints(&[4], &[-5, 1, 2, 3]),
+        ),
+        (
+            floats(&[5], &[nan, 1.0, -0.0, 0.0, nan]),
+            floats(&[4], &[-0.0, 1.0, nan, nan]),
+        ),
+        (
+            bools(&[3], &[true, false, true]),
+            bools(&[2], &[false, true]),
+        ),
+        (ints(&[0], &[]), ints(&[0], &[])),
+        (float(2.0), floats(&[1], &[2.0])),
+    ];
+    for (input, expected) in cases {
+        assert_same(&unique(&input).unwrap(), &expected);
+    }
+    let n = PARALLEL_THRESHOLD + 10;
+    let many: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 1000).collect();
+    let distinct = unique(&ints(&[n], &many)).unwrap();
+    assert_same(&distinct, &ints(&[1000], &(0..1000).collect::<Vec<_>>()));
+}

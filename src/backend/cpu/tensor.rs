@@ -1,0 +1,372 @@
+//! The CPU tensor value: one ndarray array per dtype, shared and immutable.
+
+use ndarray::{ArcArray, ArrayD, IxDyn};
+
+use super::elementwise::map;
+use super::error::{KernelError, Result, checked_numel, format_shape};
+use crate::dtype::{DType, Scalar, format_f32};
+
+/// A CPU tensor. Cloning shares the data; no operation mutates it, so views produced by
+/// slicing, transposing or reshaping may alias their source safely. Equality compares shape
+/// and elements (`NaN != NaN`, as for floats).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tensor {
+    F32(ArcArray<f32, IxDyn>),
+    I64(ArcArray<i64, IxDyn>),
+    Bool(ArcArray<bool, IxDyn>),
+}
+
+/// Matches every variant of a tensor, binds its array to `$array`, and wraps the value of
+/// `$body` in the same variant.
+macro_rules! map_variant {
+    ($tensor:expr, $array:ident => $body:expr) => {
+        match $tensor {
+            $crate::backend::cpu::Tensor::F32($array) => $crate::backend::cpu::Tensor::F32($body),
+            $crate::backend::cpu::Tensor::I64($array) => $crate::backend::cpu::Tensor::I64($body),
+            $crate::backend::cpu::Tensor::Bool($array) => $crate::backend::cpu::Tensor::Bool($body),
+        }
+    };
+}
+
+/// Matches every variant of a tensor, binds its array to `$array`, and returns `$body`.
+macro_rules! with_array {
+    ($tensor:expr, $array:ident => $body:expr) => {
+        match $tensor {
+            $crate::backend::cpu::Tensor::F32($array) => $body,
+            $crate::backend::cpu::Tensor::I64($array) => $body,
+            $crate::backend::cpu::Tensor::Bool($array) => $body,
+        }
+    };
+}
+
+pub(crate) use {map_variant, with_array};
+
+/// An element type a tensor can hold: `f32`, `i64` or `bool`.
+pub trait Element: Copy + PartialEq + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+    const DTYPE: DType;
+    fn from_scalar(value: Scalar) -> Self;
+    fn to_scalar(self) -> Scalar;
+    /// Conversions as casts do them: floats truncate toward zero (saturating, NaN to 0),
+    /// anything non-zero (NaN included) is `true`.
+    fn to_f32(self) -> f32;
+    fn to_i64(self) -> i64;
+    fn to_bool(self) -> bool;
+    fn wrap(array: ArcArray<Self, IxDyn>) -> Tensor;
+    fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>>;
+    /// `NaN` for floats; ordering kernels let it win every comparison, as PyTorch does.
+    fn is_nan(self) -> bool;
+    /// The element as spec §8 prints it inside a tensor.
+    fn format(self) -> String;
+}
+
+impl Element for f32 {
+    const DTYPE: DType = DType::F32;
+    fn from_scalar(value: Scalar) -> Self {
+        value.as_f64() as f32
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Float(f64::from(self))
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn to_bool(self) -> bool {
+        self != 0.0
+    }
+    fn wrap(array: ArcArray<Self, IxDyn>) -> Tensor {
+        Tensor::F32(array)
+    }
+    fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
+        tensor.as_f32()
+    }
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
+    fn format(self) -> String {
+        format_f32(self)
+    }
+}
+
+impl Element for i64 {
+    const DTYPE: DType = DType::I64;
+    fn from_scalar(value: Scalar) -> Self {
+        value.as_i64()
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Int(self)
+    }
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    fn to_i64(self) -> i64 {
+        self
+    }
+    fn to_bool(self) -> bool {
+        self != 0
+    }
+    fn wrap(array: ArcArray<Self, IxDyn>) -> Tensor {
+        Tensor::I64(array)
+    }
+    fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
+        tensor.as_i64()
+    }
+    fn is_nan(self) -> bool {
+        false
+    }
+    fn format(self) -> String {
+        self.to_string()
+    }
+}
+
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    fn from_scalar(value: Scalar) -> Self {
+        value.as_bool()
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Bool(self)
+    }
+    fn to_f32(self) -> f32 {
+        f32::from(u8::from(self))
+    }
+    fn to_i64(self) -> i64 {
+        i64::from(self)
+    }
+    fn to_bool(self) -> bool {
+        self
+    }
+    fn wrap(array: ArcArray<Self, IxDyn>) -> Tensor {
+        Tensor::Bool(array)
+    }
+    fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
+        tensor.as_bool()
+    }
+    fn is_nan(self) -> bool {
+        false
+    }
+    fn format(self) -> String {
+        self.to_string()
+    }
+}
+
+impl<T: Element> From<ArrayD<T>> for Tensor {
+    fn from(array: ArrayD<T>) -> Tensor {
+        T::wrap(array.into_shared())
+    }
+}
+
+impl<T: Element> From<ArcArray<T, IxDyn>> for Tensor {
+    fn from(array: ArcArray<T, IxDyn>) -> Tensor {
+        T::wrap(array)
+    }
+}
+
+impl Tensor {
+    /// A 0-d tensor holding `value` in the scalar's own dtype (`float` becomes `f32`).
+    pub fn scalar(value: Scalar) -> Tensor {
+        match value {
+            Scalar::Bool(b) => Tensor::from(ArrayD::from_elem(IxDyn(&[]), b)),
+            Scalar::Int(i) => Tensor::from(ArrayD::from_elem(IxDyn(&[]), i)),
+            Scalar::Float(x) => Tensor::from(ArrayD::from_elem(IxDyn(&[]), x as f32)),
+        }
+    }
+
+    /// A tensor of `shape` from its elements in row-major order.
+    pub fn from_vec<T: Element>(shape: &[usize], elements: Vec<T>) -> Result<Tensor> {
+        let numel = checked_numel(shape)?;
+        if numel != elements.len() {
+            return Err(KernelError::Shape(format!(
+                "{} elements do not fill shape {} ({numel} elements)",
+                elements.len(),
+                format_shape(shape)
+            )));
+        }
+        ArrayD::from_shape_vec(IxDyn(shape), elements)
+            .map(Tensor::from)
+            .map_err(|error| KernelError::Shape(error.to_string()))
+    }
+
+    pub fn dtype(&self) -> DType {
+        match self {
+            Tensor::F32(_) => DType::F32,
+            Tensor::I64(_) => DType::I64,
+            Tensor::Bool(_) => DType::Bool,
+        }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        with_array!(self, array => array.shape())
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape().len()
+    }
+
+    pub fn numel(&self) -> usize {
+        with_array!(self, array => array.len())
+    }
+
+    pub fn as_f32(&self) -> Option<&ArcArray<f32, IxDyn>> {
+        match self {
+            Tensor::F32(array) => Some(array),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<&ArcArray<i64, IxDyn>> {
+        match self {
+            Tensor::I64(array) => Some(array),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<&ArcArray<bool, IxDyn>> {
+        match self {
+            Tensor::Bool(array) => Some(array),
+            _ => None,
+        }
+    }
+
+    /// The single element of a one-element tensor (any shape), as for `item()`.
+    pub fn to_scalar(&self) -> Option<Scalar> {
+        if self.numel() != 1 {
+            return None;
+        }
+        self.elements().next()
+    }
+
+    /// The elements in row-major order, as for `tolist()`.
+    pub fn elements(&self) -> Elements<'_> {
+        match self {
+            Tensor::F32(array) => Elements::F32(array.iter()),
+            Tensor::I64(array) => Elements::I64(array.iter()),
+            Tensor::Bool(array) => Elements::Bool(array.iter()),
+        }
+    }
+
+    /// The tensor converted to `dtype` (shared, not copied, when it already has it).
+    /// Floats truncate toward zero when cast to `i64`; non-zero is `true`.
+    #[must_use]
+    pub fn cast(&self, dtype: DType) -> Tensor {
+        if self.dtype() == dtype {
+            return self.clone();
+        }
+        with_array!(self, array => cast_array(array, dtype))
+    }
+
+    /// The tensor cast to `T`'s dtype, as an array.
+    pub(crate) fn to_array<T: Element>(&self) -> Result<ArcArray<T, IxDyn>> {
+        let cast = self.cast(T::DTYPE);
+        T::array(&cast)
+            .cloned()
+            .ok_or_else(|| KernelError::Type(format!("expected a {} tensor", T::DTYPE)))
+    }
+}
+
+fn cast_array<T: Element>(array: &ArcArray<T, IxDyn>, dtype: DType) -> Tensor {
+    let view = array.view();
+    match dtype {
+        DType::F32 => Tensor::from(map(&view, T::to_f32)),
+        DType::I64 => Tensor::from(map(&view, T::to_i64)),
+        DType::Bool => Tensor::from(map(&view, T::to_bool)),
+    }
+}
+
+/// Row-major iterator over a tensor's elements as host scalars.
+pub enum Elements<'a> {
+    F32(ndarray::iter::Iter<'a, f32, IxDyn>),
+    I64(ndarray::iter::Iter<'a, i64, IxDyn>),
+    Bool(ndarray::iter::Iter<'a, bool, IxDyn>),
+}
+
+impl Iterator for Elements<'_> {
+    type Item = Scalar;
+
+    fn next(&mut self) -> Option<Scalar> {
+        match self {
+            Elements::F32(iter) => iter.next().map(|&x| x.to_scalar()),
+            Elements::I64(iter) => iter.next().map(|&x| x.to_scalar()),
+            Elements::Bool(iter) => iter.next().map(|&x| x.to_scalar()),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Elements::F32(iter) => iter.size_hint(),
+            Elements::I64(iter) => iter.size_hint(),
+            Elements::Bool(iter) => iter.size_hint(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::testing::{bools, floats, ints};
+
+    #[test]
+    fn accessors_describe_the_tensor() {
+        let t = floats(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(
+            (t.dtype(), t.shape(), t.ndim(), t.numel()),
+            (DType::F32, &[2, 3][..], 2, 6)
+        );
+        let scalar = Tensor::scalar(Scalar::Int(3));
+        assert_eq!(
+            (scalar.dtype(), scalar.ndim(), scalar.numel()),
+            (DType::I64, 0, 1)
+        );
+        assert_eq!(scalar.to_scalar(), Some(Scalar::Int(3)));
+        let empty = ints(&[0, 3], &[]);
+        assert_eq!((empty.numel(), empty.to_scalar()), (0, None));
+        assert_eq!(t.to_scalar(), None);
+        assert_eq!(
+            floats(&[1, 1], &[2.5]).to_scalar(),
+            Some(Scalar::Float(2.5))
+        );
+    }
+
+    #[test]
+    fn elements_come_in_row_major_order() {
+        let t = ints(&[2, 2], &[1, 2, 3, 4]);
+        let transposed = Tensor::I64(t.as_i64().unwrap().clone().reversed_axes());
+        let listed: Vec<Scalar> = transposed.elements().collect();
+        let expected = [1, 3, 2, 4].map(Scalar::Int);
+        assert_eq!(listed, expected);
+        assert_eq!(transposed.elements().size_hint(), (4, Some(4)));
+    }
+
+    #[test]
+    fn casts_truncate_and_test_non_zero() {
+        let t = floats(&[5], &[-1.7, 0.0, 2.9, f32::NAN, 1e30]);
+        assert_eq!(t.cast(DType::I64), ints(&[5], &[-1, 0, 2, 0, i64::MAX]));
+        assert_eq!(
+            t.cast(DType::Bool),
+            bools(&[5], &[true, false, true, true, true])
+        );
+        let b = bools(&[2], &[true, false]);
+        assert_eq!(b.cast(DType::F32), floats(&[2], &[1.0, 0.0]));
+        assert_eq!(b.cast(DType::I64), ints(&[2], &[1, 0]));
+        assert_eq!(
+            ints(&[2], &[0, -3]).cast(DType::F32),
+            floats(&[2], &[0.0, -3.0])
+        );
+        assert_eq!(b.cast(DType::Bool), b);
+    }
+
+    #[test]
+    fn from_vec_checks_the_element_count() {
+        assert!(Tensor::from_vec(&[2, 2], vec![1i64, 2, 3]).is_err());
+        assert!(matches!(
+            Tensor::from_vec::<f32>(&[1 << 20, 1 << 20], vec![]),
+            Err(KernelError::TooLarge { .. })
+        ));
+        assert_eq!(
+            Tensor::from_vec(&[0], Vec::<bool>::new()).unwrap().shape(),
+            &[0]
+        );
+    }
+}
