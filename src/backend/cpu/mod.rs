@@ -32,9 +32,11 @@ mod tensor;
 mod unary;
 
 #[cfg(test)]
+mod robustness;
+#[cfg(test)]
 mod testing;
 
-pub use binary::{BinaryOp, binary};
+pub use binary::{BinaryOp, binary, binary_owned};
 pub use broadcast::broadcast_shapes;
 pub use creation::{arange, from_elements, full, ones, randn, zeros};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};
@@ -49,4 +51,4 @@ pub use scan::{cumsum, diff};
 pub use select::{masked_select, nonzero, repeat_interleave, repeat_interleave_indices, unique};
 pub use shape::{expand, flatten, permute, reshape, squeeze, transpose, unsqueeze};
 pub use tensor::{Element, Elements, Tensor};
-pub use unary::{UnaryOp, clamp, unary, where_};
+pub use unary::{UnaryOp, clamp, unary, unary_owned, where_};

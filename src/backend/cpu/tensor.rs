@@ -53,6 +53,7 @@ pub trait Element: Copy + PartialEq + PartialOrd + Send + Sync + std::fmt::Debug
     fn to_bool(self) -> bool;
     fn wrap(array: ArcArray<Self, IxDyn>) -> Tensor;
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>>;
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>>;
     /// `NaN` for floats; ordering kernels let it win every comparison, as PyTorch does.
     fn is_nan(self) -> bool;
     /// The element as spec §8 prints it inside a tensor.
@@ -81,6 +82,12 @@ impl Element for f32 {
     }
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
         tensor.as_f32()
+    }
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>> {
+        match tensor {
+            Tensor::F32(array) => Some(array),
+            _ => None,
+        }
     }
     fn is_nan(self) -> bool {
         self.is_nan()
@@ -113,6 +120,12 @@ impl Element for i64 {
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
         tensor.as_i64()
     }
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>> {
+        match tensor {
+            Tensor::I64(array) => Some(array),
+            _ => None,
+        }
+    }
     fn is_nan(self) -> bool {
         false
     }
@@ -143,6 +156,12 @@ impl Element for bool {
     }
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
         tensor.as_bool()
+    }
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>> {
+        match tensor {
+            Tensor::Bool(array) => Some(array),
+            _ => None,
+        }
     }
     fn is_nan(self) -> bool {
         false
@@ -255,6 +274,16 @@ impl Tensor {
             return self.clone();
         }
         with_array!(self, array => cast_array(array, dtype))
+    }
+
+    /// The tensor cast to `T`'s dtype, as an array, moved out without sharing when the
+    /// dtype already matches (so that kernels may reuse an unshared buffer).
+    pub(crate) fn into_array<T: Element>(self) -> Result<ArcArray<T, IxDyn>> {
+        if self.dtype() == T::DTYPE {
+            return T::into_array(self)
+                .ok_or_else(|| KernelError::Type(format!("expected a {} tensor", T::DTYPE)));
+        }
+        self.to_array::<T>()
     }
 
     /// The tensor cast to `T`'s dtype, as an array.
