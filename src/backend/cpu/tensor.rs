@@ -6,9 +6,10 @@ use super::elementwise::map;
 use super::error::{KernelError, Result, checked_numel, format_shape};
 use crate::dtype::{DType, Scalar, format_f32};
 
-/// A CPU tensor. Cloning shares the data; no operation mutates it, so views produced by
-/// slicing, transposing or reshaping may alias their source safely. Equality compares shape
-/// and elements (`NaN != NaN`, as for floats).
+/// A CPU tensor. Cloning shares the data, and no operation changes data that another
+/// holder can see (the `*_owned` kernels write only into buffers nobody else holds), so
+/// views produced by slicing, transposing or reshaping may alias their source safely.
+/// Equality compares shape and elements (`NaN != NaN`, as for floats).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tensor {
     F32(ArcArray<f32, IxDyn>),
