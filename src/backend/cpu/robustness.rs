@@ -169,7 +169,7 @@ fn dim_taking_kernels_never_panic() {
 
 #[test]
 fn shape_taking_kernels_never_panic() {
-    let shapes: [&[usize]; 7] = [
+    let shapes: [&[usize]; 8] = [
         &[],
         &[0],
         &[1],
@@ -177,6 +177,7 @@ fn shape_taking_kernels_never_panic() {
         &[3, 2],
         &[2, 1, 3],
         &[usize::MAX, usize::MAX],
+        &[0, usize::MAX],
     ];
     for tensor in awkward_tensors() {
         for shape in shapes {
@@ -193,6 +194,12 @@ fn shape_taking_kernels_never_panic() {
             let _ = (zeros(dtype, shape), ones(dtype, shape));
         }
         let _ = from_elements(shape, &[Scalar::Int(1)], None);
+        let _ = full(shape, Scalar::Float(f64::NAN), Some(DType::I64));
+        let _ = randn(
+            shape,
+            &mut <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(0),
+        );
+        let _ = Tensor::from_vec::<bool>(shape, Vec::new());
     }
 }
 
