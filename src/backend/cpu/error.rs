@@ -62,8 +62,8 @@ pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize> {
 }
 
 /// The product of `sizes`, or `None` on overflow.
-fn product<'a>(sizes: impl Iterator<Item = &'a usize>) -> Option<u128> {
-    sizes.fold(Some(1u128), |count, &size| count?.checked_mul(size as u128))
+fn product<'a>(mut sizes: impl Iterator<Item = &'a usize>) -> Option<u128> {
+    sizes.try_fold(1u128, |count, &size| count.checked_mul(size as u128))
 }
 
 /// Refuses an element count over [`MAX_ELEMENTS`].
