@@ -8,9 +8,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ndarray::ArrayViewD;
+use ndarray::{ArcArray, ArrayViewD, IxDyn};
 
-use super::elementwise::zip_map;
+use super::elementwise::{zip_map, zip_map_reusing};
 use super::error::{KernelError, Result};
 use super::tensor::{Element, Tensor};
 use crate::dtype::DType;
@@ -115,6 +115,14 @@ impl BinaryOp {
 /// [`KernelError::DivisionByZero`]; float division by zero gives `inf` or `NaN`; an `i64`
 /// raised to a negative `i64` power is a type error, as in PyTorch.
 pub fn binary(op: BinaryOp, left: &Tensor, right: &Tensor) -> Result<Tensor> {
+    binary_owned(op, left.clone(), right.clone())
+}
+
+/// [`binary`] on operands the caller gives up: when an operand's buffer is not shared and
+/// already has the result's dtype and shape, the result is written into it. Results are
+/// identical to [`binary`]'s; this only saves allocating (the interpreter passes
+/// temporaries this way).
+pub fn binary_owned(op: BinaryOp, left: Tensor, right: Tensor) -> Result<Tensor> {
     match op.compute_dtype(left.dtype(), right.dtype())? {
         DType::F32 => typed::<f32>(op, left, right, float_arithmetic),
         DType::I64 => typed::<i64>(op, left, right, integer_arithmetic),
@@ -122,32 +130,38 @@ pub fn binary(op: BinaryOp, left: &Tensor, right: &Tensor) -> Result<Tensor> {
     }
 }
 
-type Kernel<T> = fn(BinaryOp, &ArrayViewD<'_, T>, &ArrayViewD<'_, T>) -> Result<Tensor>;
+/// Both operands of a kernel, cast to its element type.
+struct Operands<T> {
+    left: ArcArray<T, IxDyn>,
+    right: ArcArray<T, IxDyn>,
+}
+
+type Kernel<T> = fn(BinaryOp, Operands<T>) -> Result<Tensor>;
 
 /// Casts both operands to `T` and runs the comparison, extremum or `arithmetic` kernel.
 fn typed<T: Element>(
     op: BinaryOp,
-    left: &Tensor,
-    right: &Tensor,
+    left: Tensor,
+    right: Tensor,
     arithmetic: Kernel<T>,
 ) -> Result<Tensor> {
-    let left = left.to_array::<T>()?;
-    let right = right.to_array::<T>()?;
-    let (left, right) = (left.view(), right.view());
+    let operands = Operands {
+        left: left.into_array::<T>()?,
+        right: right.into_array::<T>()?,
+    };
     match op {
-        _ if op.is_comparison() => compare(op, &left, &right),
-        BinaryOp::Maximum => values(&left, &right, maximum),
-        BinaryOp::Minimum => values(&left, &right, minimum),
-        _ => arithmetic(op, &left, &right),
+        _ if op.is_comparison() => compare(op, &operands.left.view(), &operands.right.view()),
+        BinaryOp::Maximum => values(operands, maximum),
+        BinaryOp::Minimum => values(operands, minimum),
+        _ => arithmetic(op, operands),
     }
 }
 
 fn values<T: Element>(
-    left: &ArrayViewD<'_, T>,
-    right: &ArrayViewD<'_, T>,
+    operands: Operands<T>,
     f: impl Fn(T, T) -> T + Send + Sync,
 ) -> Result<Tensor> {
-    Ok(Tensor::from(zip_map(left, right, f)?))
+    Ok(T::wrap(zip_map_reusing(operands.left, operands.right, f)?))
 }
 
 fn compare<T: Element>(
@@ -183,19 +197,15 @@ fn minimum<T: Element>(x: T, y: T) -> T {
     }
 }
 
-fn float_arithmetic(
-    op: BinaryOp,
-    left: &ArrayViewD<'_, f32>,
-    right: &ArrayViewD<'_, f32>,
-) -> Result<Tensor> {
+fn float_arithmetic(op: BinaryOp, operands: Operands<f32>) -> Result<Tensor> {
     match op {
-        BinaryOp::Add => values(left, right, |x, y| x + y),
-        BinaryOp::Sub => values(left, right, |x, y| x - y),
-        BinaryOp::Mul => values(left, right, |x, y| x * y),
-        BinaryOp::Div => values(left, right, |x, y| x / y),
-        BinaryOp::FloorDiv => values(left, right, floor_div_float),
-        BinaryOp::Rem => values(left, right, remainder_float),
-        BinaryOp::Pow => values(left, right, f32::powf),
+        BinaryOp::Add => values(operands, |x, y| x + y),
+        BinaryOp::Sub => values(operands, |x, y| x - y),
+        BinaryOp::Mul => values(operands, |x, y| x * y),
+        BinaryOp::Div => values(operands, |x, y| x / y),
+        BinaryOp::FloorDiv => values(operands, floor_div_float),
+        BinaryOp::Rem => values(operands, remainder_float),
+        BinaryOp::Pow => values(operands, f32::powf),
         _ => Err(unsupported(op, DType::F32)),
     }
 }
@@ -231,11 +241,7 @@ pub(crate) fn remainder_float(a: f32, b: f32) -> f32 {
     }
 }
 
-fn integer_arithmetic(
-    op: BinaryOp,
-    left: &ArrayViewD<'_, i64>,
-    right: &ArrayViewD<'_, i64>,
-) -> Result<Tensor> {
+fn integer_arithmetic(op: BinaryOp, operands: Operands<i64>) -> Result<Tensor> {
     let fault = AtomicBool::new(false);
     let flag = |bad: bool| {
         if bad {
@@ -244,20 +250,29 @@ fn integer_arithmetic(
         bad
     };
     let out = match op {
-        BinaryOp::Add => values(left, right, i64::wrapping_add),
-        BinaryOp::Sub => values(left, right, i64::wrapping_sub),
-        BinaryOp::Mul => values(left, right, i64::wrapping_mul),
-        BinaryOp::FloorDiv => values(left, right, |x, y| {
-            if flag(y == 0) { 0 } else { floor_div_int(x, y) }
-        }),
-        BinaryOp::Rem => values(left, right, |x, y| {
-            if flag(y == 0) { 0 } else { remainder_int(x, y) }
-        }),
-        BinaryOp::Pow => values(left, right, |x, y| {
-            if flag(y < 0) { 0 } else { wrapping_pow(x, y) }
-        }),
-        BinaryOp::And => values(left, right, |x, y| x & y),
-        BinaryOp::Or => values(left, right, |x, y| x | y),
+        BinaryOp::Add => values(operands, i64::wrapping_add),
+        BinaryOp::Sub => values(operands, i64::wrapping_sub),
+        BinaryOp::Mul => values(operands, i64::wrapping_mul),
+        BinaryOp::FloorDiv => values(
+            operands,
+            |x, y| {
+                if flag(y == 0) { 0 } else { floor_div_int(x, y) }
+            },
+        ),
+        BinaryOp::Rem => values(
+            operands,
+            |x, y| {
+                if flag(y == 0) { 0 } else { remainder_int(x, y) }
+            },
+        ),
+        BinaryOp::Pow => values(
+            operands,
+            |x, y| {
+                if flag(y < 0) { 0 } else { wrapping_pow(x, y) }
+            },
+        ),
+        BinaryOp::And => values(operands, |x, y| x & y),
+        BinaryOp::Or => values(operands, |x, y| x | y),
         _ => Err(unsupported(op, DType::I64)),
     }?;
     match (fault.into_inner(), op) {
@@ -302,14 +317,10 @@ pub(crate) fn wrapping_pow(mut base: i64, mut exponent: i64) -> i64 {
     result
 }
 
-fn logical(
-    op: BinaryOp,
-    left: &ArrayViewD<'_, bool>,
-    right: &ArrayViewD<'_, bool>,
-) -> Result<Tensor> {
+fn logical(op: BinaryOp, operands: Operands<bool>) -> Result<Tensor> {
     match op {
-        BinaryOp::And => values(left, right, |x, y| x & y),
-        BinaryOp::Or => values(left, right, |x, y| x | y),
+        BinaryOp::And => values(operands, |x, y| x & y),
+        BinaryOp::Or => values(operands, |x, y| x | y),
         _ => Err(unsupported(op, DType::Bool)),
     }
 }

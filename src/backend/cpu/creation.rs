@@ -50,40 +50,14 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: Option<DType>) ->
         return Err(KernelError::Value("arange step must not be zero".into()));
     }
     if integral {
-        return integer_range(start.as_i64(), end.as_i64(), step.as_i64())?.cast_to(dtype);
+        let range = integer_range(start.as_i64(), end.as_i64(), step.as_i64())?;
+        return Ok(range.cast(dtype));
     }
     float_range(start.as_f64(), end.as_f64(), step.as_f64(), dtype)
 }
 
-/// A range, before its final cast.
-enum Range {
-    Integers(Vec<i64>),
-    Floats(Vec<f64>),
-}
-
-impl Range {
-    fn cast_to(self, dtype: DType) -> Result<Tensor> {
-        match self {
-            Range::Integers(values) if dtype == DType::I64 => {
-                Tensor::from_vec(&[values.len()], values)
-            }
-            Range::Integers(values) => {
-                let values = values.into_iter().map(|x| x as f32).collect::<Vec<_>>();
-                Tensor::from_vec(&[values.len()], values)
-            }
-            Range::Floats(values) if dtype == DType::I64 => {
-                let values = values.into_iter().map(|x| x as i64).collect::<Vec<_>>();
-                Tensor::from_vec(&[values.len()], values)
-            }
-            Range::Floats(values) => {
-                let values = values.into_iter().map(|x| x as f32).collect::<Vec<_>>();
-                Tensor::from_vec(&[values.len()], values)
-            }
-        }
-    }
-}
-
-fn integer_range(start: i64, end: i64, step: i64) -> Result<Range> {
+/// An exact `i64` range.
+fn integer_range(start: i64, end: i64, step: i64) -> Result<Tensor> {
     let span = i128::from(end) - i128::from(start);
     let step_wide = i128::from(step);
     let count = (span + step_wide - step_wide.signum()) / step_wide;
@@ -95,13 +69,11 @@ fn integer_range(start: i64, end: i64, step: i64) -> Result<Range> {
         ));
     }
     let count = guard_count(count as u128)?;
-    Ok(Range::Integers(
-        (0..count as i64)
-            .map(|i| start.wrapping_add(i.wrapping_mul(step)))
-            .collect(),
-    ))
+    let values = (0..count as i64).map(|i| start.wrapping_add(i.wrapping_mul(step)));
+    Tensor::from_vec(&[count], values.collect())
 }
 
+/// A range with a float bound, computed in `f64` and then cast to `dtype`.
 fn float_range(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
     if !(start.is_finite() && end.is_finite() && step.is_finite()) {
         return Err(KernelError::Value(format!(
@@ -123,7 +95,11 @@ fn float_range(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> 
         return Err(KernelError::TooLarge { numel: u128::MAX });
     }
     let count = guard_count(count as u128)?;
-    Range::Floats((0..count).map(|i| start + i as f64 * step).collect()).cast_to(dtype)
+    let values = (0..count).map(|i| start + i as f64 * step);
+    match dtype {
+        DType::I64 => Tensor::from_vec(&[count], values.map(|x| x as i64).collect()),
+        _ => Tensor::from_vec(&[count], values.map(|x| x as f32).collect()),
+    }
 }
 
 fn wrong_direction(start: Scalar, end: Scalar, step: Scalar) -> KernelError {

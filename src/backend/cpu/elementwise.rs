@@ -3,8 +3,13 @@
 //!
 //! Operands that are 0-d take a fast path (a map over the other operand), and operands of
 //! one shape zip without broadcasting; ndarray's `Zip` then walks contiguous memory directly.
+//!
+//! The `_reusing` variants take their operands by value and write the result into an
+//! operand's buffer when no one else holds it and it already has the result's shape and
+//! element type. Filling a fresh buffer costs far more than the arithmetic (the pages must
+//! be faulted in), so chains of operations on temporaries run several times faster.
 
-use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
+use ndarray::{ArcArray, ArrayD, ArrayViewD, IxDyn, Zip};
 
 use super::broadcast::broadcast_shapes;
 use super::error::{KernelError, Result, checked_numel, format_shape};
@@ -84,6 +89,71 @@ where
     })
 }
 
+/// [`map`], in place when `array` is not shared.
+pub(crate) fn map_reusing<T, F>(mut array: ArcArray<T, IxDyn>, f: F) -> ArcArray<T, IxDyn>
+where
+    T: Copy + Send + Sync,
+    F: Fn(T) -> T + Send + Sync,
+{
+    if !array.is_unique() {
+        return map(&array.view(), f).into_shared();
+    }
+    if array.len() >= PARALLEL_THRESHOLD {
+        array.par_mapv_inplace(f);
+    } else {
+        array.mapv_inplace(f);
+    }
+    array
+}
+
+/// [`zip_map`] for operands of one element type, in place in an operand that is not
+/// shared and already has the result's shape.
+pub(crate) fn zip_map_reusing<T, F>(
+    mut left: ArcArray<T, IxDyn>,
+    mut right: ArcArray<T, IxDyn>,
+    f: F,
+) -> Result<ArcArray<T, IxDyn>>
+where
+    T: Copy + Send + Sync,
+    F: Fn(T, T) -> T + Send + Sync,
+{
+    let shape = broadcast_shapes(left.shape(), right.shape())?;
+    if left.shape() == shape.as_slice() && left.is_unique() {
+        update(&mut left, &right.view(), f)?;
+        return Ok(left);
+    }
+    if right.shape() == shape.as_slice() && right.is_unique() {
+        update(&mut right, &left.view(), |y, x| f(x, y))?;
+        return Ok(right);
+    }
+    Ok(zip_map(&left.view(), &right.view(), f)?.into_shared())
+}
+
+/// `target[i] = f(target[i], other[i])` with `other` broadcast to the target's shape.
+fn update<T, F>(target: &mut ArcArray<T, IxDyn>, other: &ArrayViewD<'_, T>, f: F) -> Result<()>
+where
+    T: Copy + Send + Sync,
+    F: Fn(T, T) -> T + Send + Sync,
+{
+    let parallel = target.len() >= PARALLEL_THRESHOLD;
+    if let Some(&y) = only_element(other) {
+        if parallel {
+            target.par_mapv_inplace(|x| f(x, y));
+        } else {
+            target.mapv_inplace(|x| f(x, y));
+        }
+        return Ok(());
+    }
+    let shape = target.shape().to_vec();
+    let zip = Zip::from(target.view_mut()).and(broadcast_view(other, &shape)?);
+    if parallel {
+        zip.par_for_each(|x, &y| *x = f(*x, y));
+    } else {
+        zip.for_each(|x, &y| *x = f(*x, y));
+    }
+    Ok(())
+}
+
 /// A read-only view of `array` broadcast to `shape` (no copy).
 pub(crate) fn broadcast_view<'a, A>(
     array: &'a ArrayViewD<'_, A>,
@@ -139,6 +209,52 @@ mod tests {
         assert!(doubled.iter().enumerate().all(|(i, &x)| x == 2 * i as i64));
         let negated = map(&big.t(), |x| -x);
         assert_eq!(negated[[n - 1]], -(n as i64 - 1));
+    }
+
+    #[test]
+    fn reusing_variants_write_into_unshared_operands_only() {
+        let shared = array(&[3], &[1, 2, 3]).into_shared();
+        let keep = shared.clone();
+        let sum = zip_map_reusing(shared, array(&[], &[10]).into_shared(), |a, b| a + b).unwrap();
+        assert_eq!(
+            (sum.view(), keep.view()),
+            (
+                array(&[3], &[11, 12, 13]).view(),
+                array(&[3], &[1, 2, 3]).view()
+            )
+        );
+        let alone = array(&[3], &[1, 2, 3]).into_shared();
+        let address = alone.as_ptr();
+        let sum = zip_map_reusing(
+            array(&[2, 1], &[10, 20]).into_shared(),
+            alone.clone(),
+            |a, b| a - b,
+        )
+        .unwrap();
+        assert_eq!(sum, array(&[2, 3], &[9, 8, 7, 19, 18, 17]).into_shared());
+        let reused =
+            zip_map_reusing(array(&[1], &[100]).into_shared(), alone, |a, b| a - b).unwrap();
+        assert_eq!(
+            (reused.as_ptr(), reused.view()),
+            (address, array(&[3], &[99, 98, 97]).view())
+        );
+        let column = array(&[2, 1], &[1, 2]).into_shared();
+        let grown =
+            zip_map_reusing(column, array(&[2], &[5, 6]).into_shared(), |a, b| a * b).unwrap();
+        assert_eq!(grown, array(&[2, 2], &[5, 6, 10, 12]).into_shared());
+        let unique = array(&[2], &[1, -2]).into_shared();
+        let address = unique.as_ptr();
+        let negated = map_reusing(unique, |x| -x);
+        assert_eq!(
+            (negated.as_ptr(), negated),
+            (address, array(&[2], &[-1, 2]).into_shared())
+        );
+        let shared = array(&[1], &[4]).into_shared();
+        assert_eq!(
+            map_reusing(shared.clone(), |x| x + 1),
+            array(&[1], &[5]).into_shared()
+        );
+        assert_eq!(shared, array(&[1], &[4]).into_shared());
     }
 
     #[test]

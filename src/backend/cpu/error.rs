@@ -49,14 +49,21 @@ pub fn format_shape(shape: &[usize]) -> String {
 }
 
 /// The element count of `shape`, refused when over [`MAX_ELEMENTS`] or when it overflows.
+/// Empty shapes are refused too when their non-zero sizes multiply past `isize::MAX`,
+/// which ndarray cannot represent (it would panic).
 pub(crate) fn checked_numel(shape: &[usize]) -> Result<usize> {
-    let numel = shape
-        .iter()
-        .try_fold(1u128, |count, &size| count.checked_mul(size as u128));
-    match numel {
-        Some(numel) => guard_count(numel),
-        None => Err(KernelError::TooLarge { numel: u128::MAX }),
+    let addressed = product(shape.iter().filter(|&&size| size != 0));
+    match (product(shape.iter()), addressed) {
+        (Some(numel), Some(addressed)) if addressed <= isize::MAX as u128 => guard_count(numel),
+        (_, addressed) => Err(KernelError::TooLarge {
+            numel: addressed.unwrap_or(u128::MAX),
+        }),
     }
+}
+
+/// The product of `sizes`, or `None` on overflow.
+fn product<'a>(mut sizes: impl Iterator<Item = &'a usize>) -> Option<u128> {
+    sizes.try_fold(1u128, |count, &size| count.checked_mul(size as u128))
 }
 
 /// Refuses an element count over [`MAX_ELEMENTS`].
@@ -97,7 +104,14 @@ mod tests {
     fn the_guard_refuses_huge_and_overflowing_counts() {
         assert_eq!(checked_numel(&[2, 3]), Ok(6));
         assert_eq!(checked_numel(&[]), Ok(1));
-        assert_eq!(checked_numel(&[0, usize::MAX]), Ok(0));
+        assert_eq!(checked_numel(&[0, 1 << 40]), Ok(0));
+        let unaddressable = checked_numel(&[0, usize::MAX]);
+        assert_eq!(
+            unaddressable,
+            Err(KernelError::TooLarge {
+                numel: usize::MAX as u128
+            })
+        );
         assert_eq!(
             checked_numel(&[1_000_000, 1_000_000, 1_000_000]),
             Err(KernelError::TooLarge {

@@ -10,7 +10,7 @@ use ndarray::{ArcArray, ArrayD, CowArray, Ix2, IxDyn};
 use rayon::prelude::*;
 
 use super::elementwise::PARALLEL_THRESHOLD;
-use super::error::{KernelError, Result, dim_error};
+use super::error::{KernelError, Result, dim_error, format_shape};
 use super::tensor::{Element, Tensor, with_array};
 use crate::dtype::DType;
 
@@ -106,55 +106,59 @@ struct Plan {
 
 impl Plan {
     fn new(op: ReduceOp, shape: &[usize], dims: Option<&[usize]>, keepdim: bool) -> Result<Plan> {
-        let ndim = shape.len();
-        let mut reduced_axes = vec![false; ndim];
-        let single = matches!(op, ReduceOp::Argmax | ReduceOp::Argmin);
-        if single && dims.is_some_and(|dims| dims.len() > 1) {
-            return Err(KernelError::Type(format!(
-                "{} takes at most one dim",
-                op.name()
-            )));
-        }
-        let dims = dims.map_or_else(|| (0..ndim).collect(), <[usize]>::to_vec);
-        for &dim in &dims {
-            if ndim == 0 && dim == 0 {
-                continue;
-            }
-            let seen = reduced_axes
-                .get_mut(dim)
-                .ok_or_else(|| dim_error(dim, ndim))?;
-            if *seen {
-                return Err(KernelError::Shape(format!(
-                    "dim {dim} appears twice in {}",
-                    op.name()
-                )));
-            }
-            *seen = true;
-        }
+        let reduced_axes = reduced_axes(op, shape.len(), dims)?;
         let (kept_axes, folded_axes): (Vec<usize>, Vec<usize>) =
-            (0..ndim).partition(|&axis| !reduced_axes[axis]);
+            (0..shape.len()).partition(|&axis| !reduced_axes[axis]);
         let product = |axes: &[usize]| axes.iter().map(|&axis| shape[axis]).product::<usize>();
+        let out_shape = shape
+            .iter()
+            .zip(&reduced_axes)
+            .filter_map(|(&size, &reduced)| match (reduced, keepdim) {
+                (false, _) => Some(size),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect();
         let plan = Plan {
             kept: product(&kept_axes),
             reduced: product(&folded_axes),
-            out_shape: (0..ndim)
-                .filter_map(|axis| match (reduced_axes[axis], keepdim) {
-                    (false, _) => Some(shape[axis]),
-                    (true, true) => Some(1),
-                    (true, false) => None,
-                })
-                .collect(),
+            out_shape,
             order: kept_axes.into_iter().chain(folded_axes).collect(),
         };
         if plan.reduced == 0 && !op.has_identity() {
             return Err(KernelError::Empty(format!(
                 "cannot take {} over an empty extent of a tensor of shape {}",
                 op.name(),
-                super::error::format_shape(shape)
+                format_shape(shape)
             )));
         }
         Ok(plan)
     }
+}
+
+/// Which axes `dims` reduces (all when `None`), checking range and repetition. An empty
+/// list reduces nothing, as NumPy's `axis=()`; a 0-d tensor accepts dim 0.
+fn reduced_axes(op: ReduceOp, ndim: usize, dims: Option<&[usize]>) -> Result<Vec<bool>> {
+    let Some(dims) = dims else {
+        return Ok(vec![true; ndim]);
+    };
+    if matches!(op, ReduceOp::Argmax | ReduceOp::Argmin) && dims.len() > 1 {
+        return Err(KernelError::Type(format!(
+            "{} takes at most one dim",
+            op.name()
+        )));
+    }
+    let mut reduced = vec![false; ndim];
+    for &dim in dims.iter().filter(|&&dim| !(ndim == 0 && dim == 0)) {
+        let seen = reduced.get_mut(dim).ok_or_else(|| dim_error(dim, ndim))?;
+        if std::mem::replace(seen, true) {
+            return Err(KernelError::Shape(format!(
+                "dim {dim} appears twice in {}",
+                op.name()
+            )));
+        }
+    }
+    Ok(reduced)
 }
 
 fn arithmetic(op: ReduceOp, input: &Tensor, plan: &Plan) -> Result<Tensor> {

@@ -6,9 +6,10 @@ use super::elementwise::map;
 use super::error::{KernelError, Result, checked_numel, format_shape};
 use crate::dtype::{DType, Scalar, format_f32};
 
-/// A CPU tensor. Cloning shares the data; no operation mutates it, so views produced by
-/// slicing, transposing or reshaping may alias their source safely. Equality compares shape
-/// and elements (`NaN != NaN`, as for floats).
+/// A CPU tensor. Cloning shares the data, and no operation changes data that another
+/// holder can see (the `*_owned` kernels write only into buffers nobody else holds), so
+/// views produced by slicing, transposing or reshaping may alias their source safely.
+/// Equality compares shape and elements (`NaN != NaN`, as for floats).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tensor {
     F32(ArcArray<f32, IxDyn>),
@@ -53,6 +54,7 @@ pub trait Element: Copy + PartialEq + PartialOrd + Send + Sync + std::fmt::Debug
     fn to_bool(self) -> bool;
     fn wrap(array: ArcArray<Self, IxDyn>) -> Tensor;
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>>;
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>>;
     /// `NaN` for floats; ordering kernels let it win every comparison, as PyTorch does.
     fn is_nan(self) -> bool;
     /// The element as spec §8 prints it inside a tensor.
@@ -81,6 +83,12 @@ impl Element for f32 {
     }
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
         tensor.as_f32()
+    }
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>> {
+        match tensor {
+            Tensor::F32(array) => Some(array),
+            _ => None,
+        }
     }
     fn is_nan(self) -> bool {
         self.is_nan()
@@ -113,6 +121,12 @@ impl Element for i64 {
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
         tensor.as_i64()
     }
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>> {
+        match tensor {
+            Tensor::I64(array) => Some(array),
+            _ => None,
+        }
+    }
     fn is_nan(self) -> bool {
         false
     }
@@ -143,6 +157,12 @@ impl Element for bool {
     }
     fn array(tensor: &Tensor) -> Option<&ArcArray<Self, IxDyn>> {
         tensor.as_bool()
+    }
+    fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>> {
+        match tensor {
+            Tensor::Bool(array) => Some(array),
+            _ => None,
+        }
     }
     fn is_nan(self) -> bool {
         false
@@ -255,6 +275,16 @@ impl Tensor {
             return self.clone();
         }
         with_array!(self, array => cast_array(array, dtype))
+    }
+
+    /// The tensor cast to `T`'s dtype, as an array, moved out without sharing when the
+    /// dtype already matches (so that kernels may reuse an unshared buffer).
+    pub(crate) fn into_array<T: Element>(self) -> Result<ArcArray<T, IxDyn>> {
+        if self.dtype() == T::DTYPE {
+            return T::into_array(self)
+                .ok_or_else(|| KernelError::Type(format!("expected a {} tensor", T::DTYPE)));
+        }
+        self.to_array::<T>()
     }
 
     /// The tensor cast to `T`'s dtype, as an array.

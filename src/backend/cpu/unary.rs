@@ -1,9 +1,9 @@
 //! Unary elementwise operations, `where` and `clamp`.
 
-use ndarray::ArrayViewD;
+use ndarray::{ArcArray, ArrayViewD, IxDyn};
 
-use super::binary::{BinaryOp, binary};
-use super::elementwise::{map, zip3_map};
+use super::binary::{BinaryOp, binary_owned};
+use super::elementwise::{map, map_reusing, zip3_map};
 use super::error::{KernelError, Result};
 use super::tensor::{Element, Tensor, with_array};
 use crate::dtype::{DType, Scalar};
@@ -62,44 +62,48 @@ impl UnaryOp {
 
 /// `op` applied to every element; see [`UnaryOp`] for the dtype rules.
 pub fn unary(op: UnaryOp, input: &Tensor) -> Result<Tensor> {
+    unary_owned(op, input.clone())
+}
+
+/// [`unary`] on an input the caller gives up: its buffer is reused for the result when not
+/// shared and of the result's dtype. Results are identical to [`unary`]'s.
+pub fn unary_owned(op: UnaryOp, input: Tensor) -> Result<Tensor> {
     op.result_dtype(input.dtype())?;
-    if op == UnaryOp::Not {
-        return Ok(with_array!(input, array => Tensor::from(map(&array.view(), |x| !x.to_bool()))));
-    }
-    if op.is_float_function() {
-        let array = input.to_array::<f32>()?;
-        return Ok(Tensor::from(map(&array.view(), float_function(op))));
-    }
-    Ok(match input {
-        Tensor::F32(array) => Tensor::from(map(&array.view(), float_keeping(op))),
-        Tensor::I64(array) => Tensor::from(map(&array.view(), integer_keeping(op))),
-        Tensor::Bool(_) => input.clone(),
+    Ok(match (op, input) {
+        (UnaryOp::Not, Tensor::Bool(array)) => Tensor::Bool(map_reusing(array, |x| !x)),
+        (UnaryOp::Not, other) => {
+            with_array!(&other, array => Tensor::from(map(&array.view(), |x| !x.to_bool())))
+        }
+        (_, Tensor::Bool(array)) if !op.is_float_function() => Tensor::Bool(array),
+        (_, Tensor::I64(array)) if !op.is_float_function() => {
+            Tensor::I64(integer_keeping(op, array))
+        }
+        (_, other) => Tensor::F32(float_unary(op, other.into_array::<f32>()?)),
     })
 }
 
-fn float_function(op: UnaryOp) -> fn(f32) -> f32 {
+/// The float functions, and `neg`, `abs` and `relu` on floats.
+fn float_unary(op: UnaryOp, array: ArcArray<f32, IxDyn>) -> ArcArray<f32, IxDyn> {
     match op {
-        UnaryOp::Exp => f32::exp,
-        UnaryOp::Log => f32::ln,
-        UnaryOp::Sqrt => f32::sqrt,
-        UnaryOp::Sigmoid => |x| 1.0 / (1.0 + (-x).exp()),
-        _ => f32::tanh,
+        UnaryOp::Neg => map_reusing(array, |x| -x),
+        UnaryOp::Abs => map_reusing(array, f32::abs),
+        UnaryOp::Relu => map_reusing(array, |x| if x <= 0.0 { 0.0 } else { x }),
+        UnaryOp::Exp => map_reusing(array, f32::exp),
+        UnaryOp::Log => map_reusing(array, f32::ln),
+        UnaryOp::Sqrt => map_reusing(array, f32::sqrt),
+        UnaryOp::Sigmoid => map_reusing(array, |x| 1.0 / (1.0 + (-x).exp())),
+        UnaryOp::Tanh => map_reusing(array, f32::tanh),
+        // `unary_owned` answers logical not itself; this arm only completes the match.
+        UnaryOp::Not => map_reusing(array, |x| f32::from(u8::from(x == 0.0))),
     }
 }
 
-fn float_keeping(op: UnaryOp) -> fn(f32) -> f32 {
+/// `neg`, `abs` and `relu` on integers, wrapping.
+fn integer_keeping(op: UnaryOp, array: ArcArray<i64, IxDyn>) -> ArcArray<i64, IxDyn> {
     match op {
-        UnaryOp::Neg => |x| -x,
-        UnaryOp::Abs => f32::abs,
-        _ => |x| if x <= 0.0 { 0.0 } else { x },
-    }
-}
-
-fn integer_keeping(op: UnaryOp) -> fn(i64) -> i64 {
-    match op {
-        UnaryOp::Neg => i64::wrapping_neg,
-        UnaryOp::Abs => i64::wrapping_abs,
-        _ => |x| x.max(0),
+        UnaryOp::Neg => map_reusing(array, i64::wrapping_neg),
+        UnaryOp::Abs => map_reusing(array, i64::wrapping_abs),
+        _ => map_reusing(array, |x| x.max(0)),
     }
 }
 
@@ -142,10 +146,10 @@ pub fn clamp(input: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result
     }
     let mut out = input.clone();
     if let Some(min) = min {
-        out = binary(BinaryOp::Maximum, &out, &Tensor::scalar(min))?;
+        out = binary_owned(BinaryOp::Maximum, out, Tensor::scalar(min))?;
     }
     if let Some(max) = max {
-        out = binary(BinaryOp::Minimum, &out, &Tensor::scalar(max))?;
+        out = binary_owned(BinaryOp::Minimum, out, Tensor::scalar(max))?;
     }
     Ok(out)
 }
@@ -212,6 +216,26 @@ mod tests {
         }
         let error = unary(Neg, &bools(&[1], &[true])).unwrap_err();
         assert!(matches!(error, KernelError::Type(_)));
+    }
+
+    #[test]
+    fn owned_inputs_are_reused_only_when_unshared() {
+        let input = floats(&[3], &[-1.0, 0.5, 2.0]);
+        let address = input.as_f32().unwrap().as_ptr();
+        let kept = input.clone();
+        let copied = unary_owned(Relu, input).unwrap();
+        assert_ne!(copied.as_f32().unwrap().as_ptr(), address);
+        assert_same(&kept, &floats(&[3], &[-1.0, 0.5, 2.0]));
+        let reused = unary_owned(Relu, kept).unwrap();
+        assert_eq!(reused.as_f32().unwrap().as_ptr(), address);
+        assert_same(&reused, &floats(&[3], &[0.0, 0.5, 2.0]));
+        let flags = unary_owned(Not, bools(&[2], &[true, false])).unwrap();
+        assert_same(&flags, &bools(&[2], &[false, true]));
+        assert_same(
+            &unary_owned(Sqrt, ints(&[1], &[9])).unwrap(),
+            &floats(&[1], &[3.0]),
+        );
+        assert!(unary_owned(Neg, boolean(true)).is_err());
     }
 
     #[test]

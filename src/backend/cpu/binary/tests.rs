@@ -1,3 +1,5 @@
+//! Tests of binary elementwise operations: broadcasting, promotion, Python signs, wrapping, NaN.
+
 use super::*;
 use crate::backend::cpu::testing::{assert_same, boolean, bools, float, floats, int, ints};
 use BinaryOp::*;
@@ -278,4 +280,32 @@ fn large_inputs_give_the_same_results_in_parallel() {
     divisors[n as usize - 1] = 0;
     let divisors = ints(&[n as usize], &divisors);
     assert_eq!(binary(Rem, &t, &divisors), Err(KernelError::DivisionByZero));
+}
+
+#[test]
+fn owned_operands_are_reused_only_when_unshared_and_fitting() {
+    let left = floats(&[3], &[1.0, 2.0, 3.0]);
+    let address = left.as_f32().unwrap().as_ptr();
+    let kept = left.clone();
+    let fresh = binary_owned(Mul, left, float(2.0)).unwrap();
+    assert_ne!(fresh.as_f32().unwrap().as_ptr(), address);
+    assert_same(&kept, &floats(&[3], &[1.0, 2.0, 3.0]));
+    let reused = binary_owned(Sub, float(10.0), kept).unwrap();
+    assert_eq!(reused.as_f32().unwrap().as_ptr(), address);
+    assert_same(&reused, &floats(&[3], &[9.0, 8.0, 7.0]));
+    let grown = binary_owned(
+        Add,
+        floats(&[2, 1], &[1.0, 2.0]),
+        floats(&[2], &[10.0, 20.0]),
+    )
+    .unwrap();
+    assert_same(&grown, &floats(&[2, 2], &[11.0, 21.0, 12.0, 22.0]));
+    let compared = binary_owned(Lt, ints(&[2], &[1, 5]), int(3)).unwrap();
+    assert_same(&compared, &bools(&[2], &[true, false]));
+    let promoted = binary_owned(Add, ints(&[2], &[1, 2]), float(0.5)).unwrap();
+    assert_same(&promoted, &floats(&[2], &[1.5, 2.5]));
+    assert_eq!(
+        binary_owned(Rem, ints(&[1], &[1]), int(0)),
+        Err(KernelError::DivisionByZero)
+    );
 }

@@ -1,3 +1,5 @@
+//! Tests of indexing: integers, slices, new axes, ellipses, masks and index tensors.
+
 use super::*;
 use crate::backend::cpu::testing::{assert_same, boolean, bools, floats, int, ints};
 use IndexItem::{Ellipsis, Indices, Int, Mask, NewAxis};

@@ -1,3 +1,5 @@
+//! Tests of matmul: shapes, promotion, errors and the parallel split.
+
 use super::*;
 use crate::backend::cpu::testing::{assert_same, bools, floats, int, ints};
 

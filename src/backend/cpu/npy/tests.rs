@@ -1,3 +1,5 @@
+//! Tests of .npy files: round trips, conversions and bad files.
+
 use std::path::PathBuf;
 
 use ndarray::{ArrayD, IxDyn};

@@ -1,3 +1,5 @@
+//! Tests of reductions: dims, keepdim, dtypes, ties, NaN and empty extents.
+
 use super::*;
 use crate::backend::cpu::testing::{assert_same, bools, floats, int, ints};
 use ReduceOp::*;

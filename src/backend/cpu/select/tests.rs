@@ -1,3 +1,5 @@
+//! Tests of nonzero, masked_select, repeat_interleave and unique.
+
 use super::*;
 use crate::backend::cpu::testing::{assert_same, boolean, bools, float, floats, int, ints};
 

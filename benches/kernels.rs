@@ -1,0 +1,75 @@
+//! Benchmarks of the CPU kernels on the headline workload: `relu(x * 2.0 + 1.0) * x - 0.5`
+//! and a sum, each over 10,000,000 `f32`, as the interpreter would call them one by one.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ndarray::Zip;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tsl::backend::cpu::{
+    BinaryOp, KernelError, ReduceOp, Tensor, UnaryOp, binary, binary_owned, randn, reduce, unary,
+    unary_owned,
+};
+use tsl::dtype::Scalar;
+
+const SIZE: usize = 10_000_000;
+
+/// The headline chain, one kernel call per operation, scalars as 0-d tensors.
+fn chain(x: &Tensor) -> Result<Tensor, KernelError> {
+    let scalar = |value| Tensor::scalar(Scalar::Float(value));
+    let scaled = binary(BinaryOp::Mul, x, &scalar(2.0))?;
+    let shifted = binary(BinaryOp::Add, &scaled, &scalar(1.0))?;
+    let activated = unary(UnaryOp::Relu, &shifted)?;
+    let product = binary(BinaryOp::Mul, &activated, x)?;
+    binary(BinaryOp::Sub, &product, &scalar(0.5))
+}
+
+/// The chain as the interpreter runs it: temporaries handed over, so their buffers are
+/// reused and only the first operation allocates.
+fn chain_owned(x: &Tensor) -> Result<Tensor, KernelError> {
+    let scalar = |value| Tensor::scalar(Scalar::Float(value));
+    let scaled = binary_owned(BinaryOp::Mul, x.clone(), scalar(2.0))?;
+    let shifted = binary_owned(BinaryOp::Add, scaled, scalar(1.0))?;
+    let activated = unary_owned(UnaryOp::Relu, shifted)?;
+    let product = binary_owned(BinaryOp::Mul, activated, x.clone())?;
+    binary_owned(BinaryOp::Sub, product, scalar(0.5))
+}
+
+/// The same arithmetic in one parallel pass: the floor that fusion could reach.
+fn fused(x: &Tensor) -> Tensor {
+    let array = x.as_f32().expect("an f32 input");
+    let out = Zip::from(array).par_map_collect(|&value| (value * 2.0 + 1.0).max(0.0) * value - 0.5);
+    Tensor::from(out)
+}
+
+fn kernels(criterion: &mut Criterion) {
+    let x = randn(&[SIZE], &mut ChaCha8Rng::seed_from_u64(0)).expect("a 10M-element input");
+    let mut group = criterion.benchmark_group("f32x10M");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .throughput(Throughput::Elements(SIZE as u64));
+    group.bench_function("relu(x*2+1)*x-0.5", |bench| {
+        bench.iter(|| chain(black_box(&x)));
+    });
+    group.bench_function("relu(x*2+1)*x-0.5 owned", |bench| {
+        bench.iter(|| chain_owned(black_box(&x)));
+    });
+    group.bench_function("fused reference", |bench| {
+        bench.iter(|| fused(black_box(&x)));
+    });
+    group.bench_function("x*2", |bench| {
+        let two = Tensor::scalar(Scalar::Float(2.0));
+        bench.iter(|| binary(BinaryOp::Mul, black_box(&x), &two));
+    });
+    group.bench_function("sum", |bench| {
+        bench.iter(|| reduce(ReduceOp::Sum, black_box(&x), None, false));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, kernels);
+criterion_main!(benches);
