@@ -243,6 +243,14 @@ impl Diagnostic {
         self
     }
 
+    /// [`Diagnostic::with_secondary`] for a diagnostic already boxed.
+    pub fn add_secondary(&mut self, span: Span, message: impl Into<String>) {
+        self.secondary.push(Label {
+            span,
+            message: message.into(),
+        });
+    }
+
     #[must_use]
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
         self.notes.push(note.into());

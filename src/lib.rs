@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod diag;
 pub mod dtype;
+pub mod eval;
 pub mod graph;
 pub mod source;
 pub mod sym;

@@ -210,6 +210,10 @@ pub fn tokenize<'a>(
     base: usize,
     errors: &mut Vec<Diagnostic>,
 ) -> Vec<Spanned<'a>> {
+    // Past this many, lexical errors are skipped silently: the parser reports at most a
+    // hundred errors per file anyway, and a binary file would otherwise make millions.
+    const MAX_ERRORS: usize = 1000;
+    let mut error_count = 0;
     let mut brackets = Vec::new();
     let mut tokens: Vec<Spanned<'a>> = Vec::new();
     let mut lexer = Tok::lexer(text)
@@ -226,11 +230,18 @@ pub fn tokenize<'a>(
                 end = next.end;
                 lexer.next();
             }
-            errors.push(unexpected_characters(text, file, base, range.start..end));
+            error_count += 1;
+            if error_count <= MAX_ERRORS {
+                errors.push(unexpected_characters(text, file, base, range.start..end));
+            }
             continue;
         };
         match token {
             Tok::UnterminatedStr => {
+                error_count += 1;
+                if error_count > MAX_ERRORS {
+                    continue;
+                }
                 errors.push(
                     Diagnostic::error(
                         Code::SyntaxError,

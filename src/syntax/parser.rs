@@ -49,13 +49,41 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
             Program::default()
         }
     };
-    diagnostics.extend(ctx.errors.into_inner());
+    let line_starts: Vec<usize> = text.match_indices('\n').map(|(at, _)| at).collect();
+    let line_of = |diagnostic: &Diagnostic| {
+        diagnostic
+            .span
+            .map(|span| line_starts.partition_point(|&newline| newline < span.start as usize))
+    };
+    let lexical_lines: std::collections::HashSet<usize> =
+        diagnostics.iter().filter_map(line_of).collect();
+    // A parse error on a line that already has a lexical error is a consequence of it.
+    diagnostics.extend(ctx.errors.into_inner().into_iter().filter(|diagnostic| {
+        line_of(diagnostic).is_none_or(|line| !lexical_lines.contains(&line))
+    }));
     diagnostics.sort_by_key(|diagnostic| diagnostic.span.map(|span| span.start));
+    limit_count(&mut diagnostics);
     let incomplete = ctx.reached_end.get() || unterminated_string;
     Parsed {
         program,
         diagnostics,
         incomplete,
+    }
+}
+
+/// The most syntax errors one file reports; past it a note says how many were left out.
+const MAX_REPORTED: usize = 100;
+
+fn limit_count(diagnostics: &mut Vec<Diagnostic>) {
+    if diagnostics.len() <= MAX_REPORTED {
+        return;
+    }
+    let hidden = diagnostics.len() - MAX_REPORTED;
+    diagnostics.truncate(MAX_REPORTED);
+    if let Some(last) = diagnostics.last_mut() {
+        last.notes.push(format!(
+            "{hidden} more syntax errors in this file are not shown"
+        ));
     }
 }
 

@@ -14,99 +14,18 @@ use super::elementwise::{zip_map, zip_map_reusing};
 use super::error::{KernelError, Result};
 use super::tensor::{Element, Tensor};
 use crate::dtype::DType;
+pub use crate::graph::op::BinaryOp;
+use crate::graph::shape::binary_dtype;
 
-/// A binary elementwise operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    /// True division: always computes in `f32`.
-    Div,
-    /// Python's `//`: rounds toward negative infinity.
-    FloorDiv,
-    /// Python's `%` (`torch.remainder`): the result takes the sign of the divisor.
-    Rem,
-    Pow,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    /// Logical on `bool`, bitwise on `i64`; `f32` is a type error.
-    And,
-    /// Logical on `bool`, bitwise on `i64`; `f32` is a type error.
-    Or,
-    /// Elementwise maximum; `NaN` in either operand gives `NaN`.
-    Maximum,
-    /// Elementwise minimum; `NaN` in either operand gives `NaN`.
-    Minimum,
-}
-
-impl BinaryOp {
-    /// How the operation is written in TSL, for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "+",
-            BinaryOp::Sub => "-",
-            BinaryOp::Mul => "*",
-            BinaryOp::Div => "/",
-            BinaryOp::FloorDiv => "//",
-            BinaryOp::Rem => "%",
-            BinaryOp::Pow => "**",
-            BinaryOp::Eq => "==",
-            BinaryOp::Ne => "!=",
-            BinaryOp::Lt => "<",
-            BinaryOp::Le => "<=",
-            BinaryOp::Gt => ">",
-            BinaryOp::Ge => ">=",
-            BinaryOp::And => "&",
-            BinaryOp::Or => "|",
-            BinaryOp::Maximum => "maximum",
-            BinaryOp::Minimum => "minimum",
-        }
-    }
-
-    fn is_comparison(self) -> bool {
-        use BinaryOp::{Eq, Ge, Gt, Le, Lt, Ne};
-        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
-    }
-
-    /// The dtype the operation computes in, or why it does not apply to these dtypes.
-    pub fn compute_dtype(self, left: DType, right: DType) -> Result<DType> {
-        let promoted = left.promote(right);
-        match self {
-            BinaryOp::Div => Ok(DType::F32),
-            BinaryOp::And | BinaryOp::Or if promoted == DType::F32 => {
-                Err(KernelError::Type(format!(
-                    "`{}` needs bool or i64 tensors, got {left} and {right}",
-                    self.name()
-                )))
-            }
-            BinaryOp::Add
-            | BinaryOp::Sub
-            | BinaryOp::Mul
-            | BinaryOp::FloorDiv
-            | BinaryOp::Rem
-            | BinaryOp::Pow
-                if promoted == DType::Bool =>
-            {
-                Ok(DType::I64)
-            }
-            _ => Ok(promoted),
-        }
-    }
-
-    /// The dtype of the result for operands of these dtypes.
-    pub fn result_dtype(self, left: DType, right: DType) -> Result<DType> {
-        let compute = self.compute_dtype(left, right)?;
-        Ok(if self.is_comparison() {
-            DType::Bool
-        } else {
-            compute
-        })
-    }
+/// The dtype an operation computes in: its result dtype (the shared rule in `graph::shape`),
+/// except that comparisons compute in the promoted dtype of their operands.
+pub fn compute_dtype(op: BinaryOp, left: DType, right: DType) -> Result<DType> {
+    let result = binary_dtype(op, left, right).map_err(|rule| KernelError::Type(rule.message))?;
+    Ok(if op.is_comparison() {
+        left.promote(right)
+    } else {
+        result
+    })
 }
 
 /// `left op right` with broadcasting and promotion (see [`BinaryOp`]).
@@ -123,7 +42,7 @@ pub fn binary(op: BinaryOp, left: &Tensor, right: &Tensor) -> Result<Tensor> {
 /// identical to [`binary`]'s; this only saves allocating (the interpreter passes
 /// temporaries this way).
 pub fn binary_owned(op: BinaryOp, left: Tensor, right: Tensor) -> Result<Tensor> {
-    match op.compute_dtype(left.dtype(), right.dtype())? {
+    match compute_dtype(op, left.dtype(), right.dtype())? {
         DType::F32 => typed::<f32>(op, left, right, float_arithmetic),
         DType::I64 => typed::<i64>(op, left, right, integer_arithmetic),
         DType::Bool => typed::<bool>(op, left, right, logical),
@@ -328,7 +247,7 @@ fn logical(op: BinaryOp, operands: Operands<bool>) -> Result<Tensor> {
 fn unsupported(op: BinaryOp, dtype: DType) -> KernelError {
     KernelError::Type(format!(
         "`{}` is not supported on {dtype} tensors",
-        op.name()
+        op.symbol()
     ))
 }
 

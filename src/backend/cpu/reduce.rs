@@ -12,67 +12,8 @@ use rayon::prelude::*;
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, dim_error, format_shape};
 use super::tensor::{Element, Tensor, with_array};
-use crate::dtype::DType;
-
-/// A reduction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    /// `bool` and `i64` sum to `i64` (wrapping), `f32` to `f32`; empty sums are 0.
-    Sum,
-    /// `f32` only; the mean of nothing is `NaN`.
-    Mean,
-    /// Keeps the dtype; `NaN` wins; an error over an empty extent.
-    Max,
-    /// Keeps the dtype; `NaN` wins; an error over an empty extent.
-    Min,
-    /// Like `Sum`, with 1 for empty products.
-    Prod,
-    /// `i64` index of the first maximum (`NaN` counts as the maximum); over all dims an
-    /// index into the flattened tensor. At most one dim.
-    Argmax,
-    /// `i64` index of the first minimum (`NaN` counts as the minimum). At most one dim.
-    Argmin,
-    /// `bool`: every element non-zero; `true` when empty.
-    All,
-    /// `bool`: some element non-zero; `false` when empty.
-    Any,
-}
-
-impl ReduceOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Mean => "mean",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-            ReduceOp::Prod => "prod",
-            ReduceOp::Argmax => "argmax",
-            ReduceOp::Argmin => "argmin",
-            ReduceOp::All => "all",
-            ReduceOp::Any => "any",
-        }
-    }
-
-    /// The dtype of the result for an input of `dtype`.
-    pub fn result_dtype(self, dtype: DType) -> Result<DType> {
-        match self {
-            ReduceOp::Sum | ReduceOp::Prod if dtype == DType::Bool => Ok(DType::I64),
-            ReduceOp::Mean if dtype != DType::F32 => Err(KernelError::Type(format!(
-                "mean needs an f32 tensor, got {dtype}; convert it with .float() first"
-            ))),
-            ReduceOp::Argmax | ReduceOp::Argmin => Ok(DType::I64),
-            ReduceOp::All | ReduceOp::Any => Ok(DType::Bool),
-            _ => Ok(dtype),
-        }
-    }
-
-    fn has_identity(self) -> bool {
-        !matches!(
-            self,
-            ReduceOp::Max | ReduceOp::Min | ReduceOp::Argmax | ReduceOp::Argmin
-        )
-    }
-}
+pub use crate::graph::op::ReduceOp;
+use crate::graph::shape::reduce_dtype;
 
 /// Reduces `input` over `dims` (all dims when `None`), keeping them as size 1 when
 /// `keepdim`. Dims must be in range and distinct; a 0-d tensor accepts dim 0.
@@ -82,7 +23,7 @@ pub fn reduce(
     dims: Option<&[usize]>,
     keepdim: bool,
 ) -> Result<Tensor> {
-    op.result_dtype(input.dtype())?;
+    reduce_dtype(op, input.dtype()).map_err(|rule| KernelError::Type(rule.message))?;
     let plan = Plan::new(op, input.shape(), dims, keepdim)?;
     match op {
         ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Mean => arithmetic(op, input, &plan),
@@ -125,7 +66,7 @@ impl Plan {
             out_shape,
             order: kept_axes.into_iter().chain(folded_axes).collect(),
         };
-        if plan.reduced == 0 && !op.has_identity() {
+        if plan.reduced == 0 && op.needs_elements() {
             return Err(KernelError::Empty(format!(
                 "cannot take {} over an empty extent of a tensor of shape {}",
                 op.name(),

@@ -7,60 +7,11 @@ use super::elementwise::{map, map_reusing, zip3_map};
 use super::error::{KernelError, Result};
 use super::tensor::{Element, Tensor, with_array};
 use crate::dtype::{DType, Scalar};
+pub use crate::graph::op::UnaryOp;
+use crate::graph::shape::unary_dtype;
 
-/// A unary elementwise operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    /// Keeps the dtype; wraps for `i64::MIN`; a type error on `bool`.
-    Neg,
-    /// Keeps the dtype; wraps for `i64::MIN`; the identity on `bool`.
-    Abs,
-    Exp,
-    Log,
-    Sqrt,
-    /// Keeps the dtype; `NaN` stays `NaN`; the identity on `bool`.
-    Relu,
-    Sigmoid,
-    Tanh,
-    /// Logical not: `true` where the element is zero (`false`), for any dtype.
-    Not,
-}
-
-impl UnaryOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            UnaryOp::Neg => "neg",
-            UnaryOp::Abs => "abs",
-            UnaryOp::Exp => "exp",
-            UnaryOp::Log => "log",
-            UnaryOp::Sqrt => "sqrt",
-            UnaryOp::Relu => "relu",
-            UnaryOp::Sigmoid => "sigmoid",
-            UnaryOp::Tanh => "tanh",
-            UnaryOp::Not => "not",
-        }
-    }
-
-    /// The float functions compute in `f32` whatever the input dtype.
-    fn is_float_function(self) -> bool {
-        use UnaryOp::{Exp, Log, Sigmoid, Sqrt, Tanh};
-        matches!(self, Exp | Log | Sqrt | Sigmoid | Tanh)
-    }
-
-    /// The dtype of the result for an input of `dtype`.
-    pub fn result_dtype(self, dtype: DType) -> Result<DType> {
-        match self {
-            UnaryOp::Not => Ok(DType::Bool),
-            UnaryOp::Neg if dtype == DType::Bool => Err(KernelError::Type(
-                "negation is not supported on bool tensors; use `not` instead".into(),
-            )),
-            _ if self.is_float_function() => Ok(DType::F32),
-            _ => Ok(dtype),
-        }
-    }
-}
-
-/// `op` applied to every element; see [`UnaryOp`] for the dtype rules.
+/// `op` applied to every element, with the dtype rule of `graph::shape::unary_dtype`: float
+/// functions compute in `f32`; `neg`, `abs` and `relu` keep the dtype; `not` gives `bool`.
 pub fn unary(op: UnaryOp, input: &Tensor) -> Result<Tensor> {
     unary_owned(op, input.clone())
 }
@@ -68,7 +19,7 @@ pub fn unary(op: UnaryOp, input: &Tensor) -> Result<Tensor> {
 /// [`unary`] on an input the caller gives up: its buffer is reused for the result when not
 /// shared and of the result's dtype. Results are identical to [`unary`]'s.
 pub fn unary_owned(op: UnaryOp, input: Tensor) -> Result<Tensor> {
-    op.result_dtype(input.dtype())?;
+    unary_dtype(op, input.dtype()).map_err(|rule| KernelError::Type(rule.message))?;
     Ok(match (op, input) {
         (UnaryOp::Not, Tensor::Bool(array)) => Tensor::Bool(map_reusing(array, |x| !x)),
         (UnaryOp::Not, other) => {

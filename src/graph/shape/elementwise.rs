@@ -72,17 +72,21 @@ pub fn binary(op: BinaryOp, a: &Meta, b: &Meta, sizes: &mut dyn Sizes) -> RuleRe
     Ok(Meta::new(dtype, broadcast(&a.shape, &b.shape, sizes)?))
 }
 
-pub fn unary(op: UnaryOp, x: &Meta) -> RuleResult<Meta> {
-    let dtype = match op {
+/// The dtype a unary operation produces.
+pub fn unary_dtype(op: UnaryOp, input: DType) -> RuleResult<DType> {
+    Ok(match op {
         UnaryOp::Not => DType::Bool,
-        UnaryOp::Neg if x.dtype == DType::Bool => {
+        UnaryOp::Neg if input == DType::Bool => {
             return Err(RuleError::type_error("cannot negate a bool tensor")
                 .with_help("use `not x` for logical negation"));
         }
         _ if op.is_float_function() => DType::F32,
-        _ => x.dtype,
-    };
-    Ok(Meta::new(dtype, x.shape.clone()))
+        _ => input,
+    })
+}
+
+pub fn unary(op: UnaryOp, x: &Meta) -> RuleResult<Meta> {
+    Ok(Meta::new(unary_dtype(op, x.dtype)?, x.shape.clone()))
 }
 
 /// `where(cond, a, b)`.

@@ -15,6 +15,10 @@ mod index;
 mod layout;
 mod reduce;
 
+pub use elementwise::{binary_dtype, broadcast, unary_dtype};
+pub use index::python_slice_length;
+pub use reduce::reduce_dtype;
+
 use std::fmt;
 
 use super::op::Op;

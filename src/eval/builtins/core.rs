@@ -1,0 +1,328 @@
+//! Builtins on host values: printing, lists, conversions, `min`/`max`/`abs` for numbers and
+//! tensors, the random seed, and the eager meaning of the tracing helpers.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::math::{elementwise_pair, reduce_over, reduction};
+use crate::diag::{Code, Result};
+use crate::dtype::Scalar;
+use crate::eval::args::{CallArgs, Positional};
+use crate::eval::tensor::Operand;
+use crate::eval::value::Value;
+use crate::eval::{Interpreter, error, limits};
+use crate::graph::op::{BinaryOp, Op, ReduceOp, UnaryOp};
+
+pub fn print(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("print", &["*values"])?;
+    let line: Vec<String> = args.rest.iter().map(|arg| arg.value.to_string()).collect();
+    interpreter.print(&format!("{}\n", line.join(" ")));
+    Ok(Value::None)
+}
+
+pub fn len(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("len", &["value"])?;
+    match args.required(0)? {
+        Value::List(items) => Ok(Value::Int(items.len() as i64)),
+        Value::Str(text) => Ok(Value::Int(text.chars().count() as i64)),
+        Value::Tensor(tensor) if tensor.ndim() > 0 => Ok(Value::Int(tensor.shape()[0] as i64)),
+        other => Err(args.wrong(0, "a list, a string or a tensor with dimensions", other)),
+    }
+}
+
+pub fn range(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("range", &["start", "stop", "step"])?;
+    let (start, stop) = match args.get(1) {
+        Some(_) => (args.int(0)?, args.int(1)?),
+        None => (0, args.int(0)?),
+    };
+    let step = args.int_or(2, 1)?;
+    if step == 0 {
+        return Err(error(
+            Code::ValueError,
+            args.span(2),
+            "range() step must not be zero",
+        )
+        .into());
+    }
+    let count = if step > 0 {
+        (i128::from(stop) - i128::from(start) + i128::from(step) - 1) / i128::from(step)
+    } else {
+        (i128::from(start) - i128::from(stop) - i128::from(step) - 1) / -i128::from(step)
+    };
+    let count = usize::try_from(count.max(0)).unwrap_or(usize::MAX);
+    if count > limits::LIST_LENGTH {
+        return Err(error(
+            Code::ValueError,
+            args.span,
+            format!(
+                "range() of {count} items is too long (the limit is {})",
+                limits::LIST_LENGTH
+            ),
+        )
+        .into());
+    }
+    let items = (0..count as i64)
+        .map(|k| Value::Int(start + k * step))
+        .collect();
+    Ok(Value::list(items))
+}
+
+pub fn enumerate(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("enumerate", &["items"])?;
+    let items = interpreter.iterate(args.required(0)?, args.span(0))?;
+    Ok(Value::list(
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(position, item)| Value::list(vec![Value::Int(position as i64), item]))
+            .collect(),
+    ))
+}
+
+pub fn zip(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("zip", &["*lists"])?;
+    let mut lists = Vec::new();
+    for Positional { value, span } in &args.rest {
+        lists.push(interpreter.iterate(value, *span)?);
+    }
+    let length = lists.iter().map(Vec::len).min().unwrap_or(0);
+    Ok(Value::list(
+        (0..length)
+            .map(|k| Value::list(lists.iter().map(|list| list[k].clone()).collect()))
+            .collect(),
+    ))
+}
+
+pub fn int(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("int", &["value"])?;
+    let value = host_value(&args, 0)?;
+    match value {
+        Value::Int(i) => Ok(Value::Int(i)),
+        Value::Bool(b) => Ok(Value::Int(i64::from(b))),
+        Value::Float(x) if x.is_finite() && x.abs() < 9.2e18 => Ok(Value::Int(x.trunc() as i64)),
+        Value::Float(x) => Err(error(
+            Code::ValueError,
+            args.span(0),
+            format!("cannot convert {} to an int", Value::Float(x)),
+        )
+        .into()),
+        Value::Str(text) => text.trim().parse().map(Value::Int).map_err(|_| {
+            error(
+                Code::ValueError,
+                args.span(0),
+                format!("cannot parse {text:?} as an int"),
+            )
+            .into()
+        }),
+        other => Err(args.wrong(0, "a number, bool or string", &other)),
+    }
+}
+
+/// `float(x)` converts a host value; `x.float()` casts a tensor to f32.
+pub fn float(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("float", &["value"])?;
+    if let Value::Tensor(tensor) = args.required(0)? {
+        let operand = Operand::Tensor(tensor.clone());
+        return interpreter.apply_one(Op::Cast(crate::dtype::DType::F32), &[operand], args.span);
+    }
+    match args.required(0)? {
+        Value::Int(i) => Ok(Value::Float(*i as f64)),
+        Value::Bool(b) => Ok(Value::Float(f64::from(u8::from(*b)))),
+        Value::Float(x) => Ok(Value::Float(*x)),
+        Value::Str(text) => text.trim().parse().map(Value::Float).map_err(|_| {
+            error(
+                Code::ValueError,
+                args.span(0),
+                format!("cannot parse {text:?} as a float"),
+            )
+            .into()
+        }),
+        other => Err(args.wrong(0, "a number, bool, string or tensor", other)),
+    }
+}
+
+pub fn str(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("str", &["value"])?;
+    let text = match args.get(0) {
+        Some(value) => value.to_string(),
+        None => "none".to_string(),
+    };
+    Ok(Value::str(&text))
+}
+
+/// A host value; a one-element tensor stands for its element.
+fn host_value(args: &crate::eval::args::Bound, index: usize) -> Result<Value> {
+    match args.required(index)? {
+        Value::Tensor(tensor) => match tensor.data().to_scalar() {
+            Some(scalar) => Ok(super::data::scalar_value(scalar)),
+            None => Err(error(
+                Code::TypeError,
+                args.span(index),
+                format!(
+                    "{}() needs a one-element tensor, got {}",
+                    args.function(),
+                    tensor.meta()
+                ),
+            )
+            .into()),
+        },
+        other => Ok(other.clone()),
+    }
+}
+
+pub fn min(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    extremum(interpreter, args, "min", ReduceOp::Min, BinaryOp::Minimum)
+}
+
+pub fn max(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    extremum(interpreter, args, "max", ReduceOp::Max, BinaryOp::Maximum)
+}
+
+/// `max(x)`, `max(x, dim)` and `x.max(dim = d)` reduce a tensor (to its values; use `argmax`
+/// for indices); `max(a, b)` compares two values (elementwise for tensors); `max(list)` picks
+/// from a list of numbers.
+fn extremum(
+    interpreter: &mut Interpreter,
+    args: CallArgs,
+    name: &'static str,
+    reduce: ReduceOp,
+    pairwise: BinaryOp,
+) -> Result<Value> {
+    let args = args.bind(name, &["a", "b", "dim", "keepdim"])?;
+    let a = args.required(0)?.clone();
+    match (&a, args.get(1)) {
+        (Value::Tensor(_), None) => reduction(interpreter, &args, reduce, 2),
+        (Value::Tensor(_), Some(Value::Int(_))) => {
+            let keepdim = args.bool_or(3, false)?;
+            reduce_over(interpreter, &args, reduce, 1, keepdim)
+        }
+        (_, Some(b)) if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) => {
+            elementwise_pair(interpreter, &args, pairwise)
+        }
+        (Value::List(items), None) => pick(interpreter, items, &args, pairwise),
+        (_, Some(b)) => {
+            let items = [a.clone(), b.clone()];
+            pick(interpreter, &items, &args, pairwise)
+        }
+        (other, None) => Err(args.wrong(0, "a tensor, a list or two numbers", other)),
+    }
+}
+
+/// The smallest or largest of some numbers (the first one on ties).
+fn pick(
+    interpreter: &mut Interpreter,
+    items: &[Value],
+    args: &crate::eval::args::Bound,
+    pairwise: BinaryOp,
+) -> Result<Value> {
+    let Some(first) = items.first() else {
+        return Err(error(
+            Code::ValueError,
+            args.span(0),
+            format!("{}() of an empty list", args.function()),
+        )
+        .into());
+    };
+    let better = if pairwise == BinaryOp::Minimum {
+        crate::syntax::ast::BinaryOp::Lt
+    } else {
+        crate::syntax::ast::BinaryOp::Gt
+    };
+    let mut best = first.clone();
+    for item in &items[1..] {
+        if !matches!(item, Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
+            return Err(args.wrong(0, "numbers", item));
+        }
+        if let Value::Bool(true) =
+            interpreter.binary(better, item.clone(), best.clone(), args.span)?
+        {
+            best = item.clone();
+        }
+    }
+    Ok(best)
+}
+
+pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("abs", &["x"])?;
+    match args.required(0)? {
+        Value::Int(i) => i
+            .checked_abs()
+            .map(Value::Int)
+            .ok_or_else(|| error(Code::ValueError, args.span, "integer overflow").into()),
+        Value::Float(x) => Ok(Value::Float(x.abs())),
+        Value::Tensor(tensor) => {
+            let operand = Operand::Tensor(tensor.clone());
+            interpreter.apply_one(Op::Unary(UnaryOp::Abs), &[operand], args.span)
+        }
+        other => Err(args.wrong(0, "a number or a tensor", other)),
+    }
+}
+
+pub fn seed(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("seed", &["value"])?;
+    let value = args.int(0)?;
+    interpreter.rng = ChaCha8Rng::seed_from_u64(value as u64);
+    Ok(Value::None)
+}
+
+pub fn is_compiling(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    args.bind("is_compiling", &[])?;
+    Ok(Value::Bool(false))
+}
+
+/// `size_oblivious`, `guard_or_false`, `guard_or_true` and `known_true` on concrete values: the
+/// condition itself, since every question about concrete sizes is decided.
+pub fn identity_condition(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("condition helper", &["condition"])?;
+    let value = args.required(0)?.clone();
+    let truth = interpreter.truth(&value, args.span(0), "this helper")?;
+    Ok(Value::Bool(truth))
+}
+
+/// `cond(pred, then_fn, else_fn, args)`: eagerly, calls the branch `pred` picks.
+pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let call_span = args.span;
+    let args = args.bind("cond", &["pred", "then_fn", "else_fn", "args"])?;
+    let predicate = args.required(0)?.clone();
+    let taken = if interpreter.truth(&predicate, args.span(0), "cond()")? {
+        1
+    } else {
+        2
+    };
+    let function = args.required(taken)?.clone();
+    if !matches!(function, Value::Function(_) | Value::Builtin(_)) {
+        return Err(args.wrong(taken, "a function", &function));
+    }
+    let operands = match args.get(3) {
+        None => Vec::new(),
+        Some(Value::List(items)) => items.to_vec(),
+        Some(other) => return Err(args.wrong(3, "a list of arguments", other)),
+    };
+    let mut call = CallArgs::new(call_span);
+    let span = args.span(3);
+    call.positional = operands
+        .into_iter()
+        .map(|value| Positional { value, span })
+        .collect();
+    interpreter.call_value(&function, call, args.span(taken))
+}
+
+pub fn mark_dynamic(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("mark_dynamic", &["x", "dim"])?;
+    let tensor = args.tensor(0)?;
+    let dim = args.dim(1, tensor.ndim())?;
+    tensor.mark_dynamic(dim);
+    Ok(Value::None)
+}
+
+/// A scalar operand for a tensor operation from a host value.
+pub fn scalar_operand(value: &Value) -> Option<Operand> {
+    match value {
+        Value::Tensor(tensor) => Some(Operand::Tensor(tensor.clone())),
+        Value::Bool(b) => Some(Operand::Scalar(Scalar::Bool(*b))),
+        Value::Int(i) => Some(Operand::Scalar(Scalar::Int(*i))),
+        Value::Float(x) => Some(Operand::Scalar(Scalar::Float(*x))),
+        _ => None,
+    }
+}

@@ -1,0 +1,221 @@
+//! Tensor creation, random numbers and `.npy` files.
+
+use std::path::PathBuf;
+
+use crate::backend::cpu;
+use crate::diag::{Code, Result};
+use crate::dtype::{DType, Scalar};
+use crate::eval::args::{Bound, CallArgs, scalar_of};
+use crate::eval::tensor::{Operand, kernel_error};
+use crate::eval::value::{TensorValue, Value};
+use crate::eval::{Interpreter, error};
+use crate::graph::op::{Number, Op};
+use crate::graph::shape::Dim;
+use crate::source::Span;
+
+/// The most dimensions a nested list given to `tensor()` may have.
+const MAX_LIST_DEPTH: usize = 32;
+
+/// `tensor(data, dtype = …)` from a number or nested lists of numbers.
+pub fn tensor(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("tensor", &["data", "dtype"])?;
+    let dtype = args.dtype(1)?;
+    let data = args.required(0)?;
+    let span = args.span(0);
+    let mut shape = Vec::new();
+    let mut elements = Vec::new();
+    let mut leaf_depth = None;
+    collect(data, 0, &mut shape, &mut leaf_depth, &mut elements, span)?;
+    let tensor =
+        cpu::from_elements(&shape, &elements, dtype).map_err(|e| kernel_error(&e, span))?;
+    Ok(Value::Tensor(TensorValue::new(tensor)))
+}
+
+/// Walks nested lists, recording the shape and rejecting ragged or non-numeric data.
+fn collect(
+    value: &Value,
+    depth: usize,
+    shape: &mut Vec<usize>,
+    leaf_depth: &mut Option<usize>,
+    elements: &mut Vec<Scalar>,
+    span: Span,
+) -> Result<()> {
+    let ragged = || {
+        error(
+            Code::ShapeError,
+            span,
+            "tensor() needs nested lists of equal lengths (the data is ragged)",
+        )
+        .into()
+    };
+    match value {
+        Value::List(items) => {
+            if depth >= MAX_LIST_DEPTH {
+                return Err(error(
+                    Code::ShapeError,
+                    span,
+                    format!("tensor() supports at most {MAX_LIST_DEPTH} dimensions"),
+                )
+                .into());
+            }
+            if leaf_depth.is_some_and(|leaf| leaf <= depth) {
+                return Err(ragged());
+            }
+            if shape.len() == depth {
+                shape.push(items.len());
+            } else if shape[depth] != items.len() {
+                return Err(ragged());
+            }
+            if items.is_empty() && leaf_depth.is_none() && shape.len() == depth + 1 {
+                // An empty innermost list still fixes the depth of the elements.
+                *leaf_depth = Some(depth + 1);
+            }
+            items
+                .iter()
+                .try_for_each(|item| collect(item, depth + 1, shape, leaf_depth, elements, span))
+        }
+        Value::Tensor(tensor) if tensor.ndim() == 0 => {
+            let scalar = tensor
+                .data()
+                .to_scalar()
+                .expect("a 0-d tensor has one element");
+            leaf(scalar, depth, shape, leaf_depth, elements).map_err(|()| ragged())
+        }
+        other => match scalar_of(other) {
+            Some(scalar) => leaf(scalar, depth, shape, leaf_depth, elements).map_err(|()| ragged()),
+            None => Err(error(
+                Code::TypeError,
+                span,
+                format!("tensor() needs numbers or bools, found {}", other.kind()),
+            )
+            .with_help("to combine tensors use stack() or cat()")
+            .into()),
+        },
+    }
+}
+
+fn leaf(
+    scalar: Scalar,
+    depth: usize,
+    shape: &[usize],
+    leaf_depth: &mut Option<usize>,
+    elements: &mut Vec<Scalar>,
+) -> std::result::Result<(), ()> {
+    if *leaf_depth.get_or_insert(depth) != depth || shape.len() != depth {
+        return Err(());
+    }
+    elements.push(scalar);
+    Ok(())
+}
+
+fn shape_of(sizes: Vec<i64>) -> Vec<Dim> {
+    sizes.into_iter().map(Dim::Known).collect()
+}
+
+fn filled(
+    interpreter: &mut Interpreter,
+    args: CallArgs,
+    name: &'static str,
+    value: i64,
+) -> Result<Value> {
+    let args = args.bind(name, &["*sizes", "dtype"])?;
+    let dtype = args.dtype(1)?.unwrap_or(DType::F32);
+    let shape = shape_of(args.sizes()?);
+    let fill = Operand::Scalar(Scalar::Int(value));
+    interpreter.apply_one(Op::Full { shape, dtype }, &[fill], args.span)
+}
+
+pub fn zeros(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    filled(interpreter, args, "zeros", 0)
+}
+
+pub fn ones(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    filled(interpreter, args, "ones", 1)
+}
+
+/// `full(size, value, dtype = …)`: `size` is an int or a list of ints.
+pub fn full(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("full", &["size", "value", "dtype"])?;
+    let shape = match args.required(0)? {
+        Value::Int(size) => vec![Dim::Known(*size)],
+        Value::List(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Int(size) => Ok(Dim::Known(*size)),
+                other => Err(args.wrong(0, "a list of ints", other)),
+            })
+            .collect::<Result<_>>()?,
+        other => return Err(args.wrong(0, "an int or a list of ints", other)),
+    };
+    let value = args.scalar(1)?;
+    let dtype = args.dtype(2)?.unwrap_or(value.dtype());
+    interpreter.apply_one(
+        Op::Full { shape, dtype },
+        &[Operand::Scalar(value)],
+        args.span,
+    )
+}
+
+/// `arange(end)` or `arange(start, end, step = 1)`.
+pub fn arange(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("arange", &["start", "end", "step", "dtype"])?;
+    let number = |index: usize| -> Result<Number> {
+        match args.required(index)? {
+            Value::Int(value) => Ok(Number::Int(Dim::Known(*value))),
+            Value::Float(value) => Ok(Number::Float(*value)),
+            other => Err(args.wrong(index, "a number", other)),
+        }
+    };
+    let (start, end) = match args.get(1) {
+        Some(_) => (number(0)?, number(1)?),
+        None => (Number::Int(Dim::ZERO), number(0)?),
+    };
+    let step = match args.get(2) {
+        Some(_) => number(2)?,
+        None => Number::Int(Dim::ONE),
+    };
+    let range = interpreter.apply_one(Op::Arange { start, end, step }, &[], args.span)?;
+    match (args.dtype(3)?, range) {
+        (Some(dtype), Value::Tensor(tensor)) if tensor.dtype() != dtype => {
+            interpreter.apply_one(Op::Cast(dtype), &[Operand::Tensor(tensor)], args.span)
+        }
+        (_, range) => Ok(range),
+    }
+}
+
+pub fn randn(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("randn", &["*sizes"])?;
+    let shape = shape_of(args.sizes()?);
+    interpreter.apply_one(Op::Randn { shape }, &[], args.span)
+}
+
+pub fn load(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("load", &["path"])?;
+    let path = data_path(interpreter, &args, 0)?;
+    let tensor = cpu::load(&path).map_err(|e| kernel_error(&e, args.span(0)))?;
+    Ok(Value::Tensor(TensorValue::new(tensor)))
+}
+
+pub fn save(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("save", &["x", "path"])?;
+    let tensor = args.tensor(0)?;
+    let path = data_path(interpreter, &args, 1)?;
+    cpu::save(tensor.data(), &path).map_err(|e| kernel_error(&e, args.span(1)))?;
+    Ok(Value::None)
+}
+
+/// A data file path: relative paths are relative to the directory of the file making the
+/// call (like `use`), or to the working directory for code without a file.
+fn data_path(interpreter: &Interpreter, args: &Bound, index: usize) -> Result<PathBuf> {
+    let path = PathBuf::from(&*args.string(index)?);
+    if path.is_absolute() {
+        return Ok(path);
+    }
+    let file = interpreter.sources.get(args.span.file);
+    Ok(
+        match file.path.as_deref().and_then(std::path::Path::parent) {
+            Some(directory) => directory.join(path),
+            None => path,
+        },
+    )
+}

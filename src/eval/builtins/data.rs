@@ -1,0 +1,111 @@
+//! Data-dependent builtins: `item`, `tolist`, `nonzero`, `masked_select`,
+//! `repeat_interleave` and `unique`.
+
+use crate::diag::{Code, Result};
+use crate::dtype::Scalar;
+use crate::eval::args::CallArgs;
+use crate::eval::tensor::Operand;
+use crate::eval::value::{TensorValue, Value};
+use crate::eval::{Interpreter, error};
+use crate::graph::op::Op;
+
+/// The host value of a tensor element: `int` for i64, `float` for f32, `bool` for bool.
+pub fn scalar_value(scalar: Scalar) -> Value {
+    match scalar {
+        Scalar::Bool(b) => Value::Bool(b),
+        Scalar::Int(i) => Value::Int(i),
+        Scalar::Float(x) => Value::Float(x),
+    }
+}
+
+pub fn item(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("item", &["x"])?;
+    let tensor = args.tensor(0)?;
+    match tensor.data().to_scalar() {
+        Some(scalar) => Ok(scalar_value(scalar)),
+        None => Err(error(
+            Code::ShapeError,
+            args.span,
+            format!("item() needs a one-element tensor, got {}", tensor.meta()),
+        )
+        .with_help("reduce it first (sum(), max()...) or index one element")
+        .into()),
+    }
+}
+
+/// `tolist()`: nested lists following the shape (a 0-d tensor gives its element).
+pub fn tolist(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("tolist", &["x"])?;
+    let tensor = args.tensor(0)?;
+    let elements: Vec<Value> = tensor.data().elements().map(scalar_value).collect();
+    Ok(nest(tensor.shape(), &elements))
+}
+
+fn nest(shape: &[usize], elements: &[Value]) -> Value {
+    match shape.split_first() {
+        None => elements[0].clone(),
+        Some((&rows, inner)) => {
+            let stride = inner.iter().product::<usize>();
+            Value::list(
+                (0..rows)
+                    .map(|row| nest(inner, &elements[row * stride..(row + 1) * stride]))
+                    .collect(),
+            )
+        }
+    }
+}
+
+fn one_tensor(
+    interpreter: &mut Interpreter,
+    args: CallArgs,
+    name: &'static str,
+    op: Op,
+) -> Result<Value> {
+    let args = args.bind(name, &["x"])?;
+    let tensor = args.tensor(0)?;
+    interpreter.apply_one(op, &[Operand::Tensor(tensor)], args.span)
+}
+
+pub fn nonzero(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    one_tensor(interpreter, args, "nonzero", Op::Nonzero)
+}
+
+pub fn unique(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    one_tensor(interpreter, args, "unique", Op::Unique)
+}
+
+pub fn masked_select(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("masked_select", &["x", "mask"])?;
+    let operands = [
+        Operand::Tensor(args.tensor(0)?),
+        Operand::Tensor(args.tensor(1)?),
+    ];
+    interpreter.apply_one(Op::MaskedSelect, &operands, args.span)
+}
+
+/// `repeat_interleave(counts)` gives indices repeated by counts; `x.repeat_interleave(counts,
+/// dim = d)` repeats `x`'s elements (flattened when `dim` is absent).
+pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("repeat_interleave", &["x", "repeats", "dim"])?;
+    let x = args.tensor(0)?;
+    let Some(repeats) = args.get(1) else {
+        return interpreter.apply_one(Op::RepeatIndices, &[Operand::Tensor(x)], args.span);
+    };
+    let counts = match repeats {
+        Value::Tensor(counts) => counts.clone(),
+        Value::Int(count) => {
+            TensorValue::new(crate::backend::cpu::Tensor::scalar(Scalar::Int(*count)))
+        }
+        other => return Err(args.wrong(1, "an int or an i64 tensor", other)),
+    };
+    let dim = match args.get(2) {
+        Some(_) => Some(args.dim(2, x.ndim())?),
+        None => None,
+    };
+    let op = Op::RepeatInterleave { dim };
+    interpreter.apply_one(
+        op,
+        &[Operand::Tensor(x), Operand::Tensor(counts)],
+        args.span,
+    )
+}

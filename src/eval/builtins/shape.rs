@@ -1,0 +1,277 @@
+//! Shape builtins: sizes, reshapes, permutations, joins, splits and selections.
+
+use crate::diag::{Code, Result};
+use crate::eval::args::{Bound, CallArgs, normalize_dim};
+use crate::eval::tensor::Operand;
+use crate::eval::value::{TensorValue, Value};
+use crate::eval::{Interpreter, error};
+use crate::graph::op::Op;
+use crate::graph::shape::Dim;
+
+fn ints_to_dims(sizes: Vec<i64>) -> Vec<Dim> {
+    sizes.into_iter().map(Dim::Known).collect()
+}
+
+fn int_list(sizes: &[usize]) -> Value {
+    Value::list(sizes.iter().map(|size| Value::Int(*size as i64)).collect())
+}
+
+/// `x.size()` (all sizes, as a list) or `x.size(d)`.
+pub fn size(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("size", &["x", "dim"])?;
+    let tensor = args.tensor(0)?;
+    match args.get(1) {
+        None => Ok(int_list(tensor.shape())),
+        Some(_) => {
+            let dim = args.dim(1, tensor.ndim())?;
+            Ok(Value::Int(tensor.shape()[dim] as i64))
+        }
+    }
+}
+
+pub fn numel(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("numel", &["x"])?;
+    Ok(Value::Int(args.tensor(0)?.data().numel() as i64))
+}
+
+pub fn dim(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("dim", &["x"])?;
+    Ok(Value::Int(args.tensor(0)?.ndim() as i64))
+}
+
+fn apply_to(
+    interpreter: &mut Interpreter,
+    args: &Bound,
+    tensor: TensorValue,
+    op: Op,
+) -> Result<Value> {
+    interpreter.apply_one(op, &[Operand::Tensor(tensor)], args.span)
+}
+
+/// `reshape(*shape)` and `view(*shape)`; one size may be -1.
+pub fn reshape(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("reshape", &["x", "*shape"])?;
+    let tensor = args.tensor(0)?;
+    let shape = ints_to_dims(args.sizes()?);
+    apply_to(interpreter, &args, tensor, Op::Reshape { shape })
+}
+
+/// `flatten(start_dim = 0, end_dim = -1)`: merges a range of dimensions.
+pub fn flatten(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("flatten", &["x", "start_dim", "end_dim"])?;
+    let tensor = args.tensor(0)?;
+    let sizes = tensor.shape().to_vec();
+    if sizes.is_empty() {
+        return apply_to(
+            interpreter,
+            &args,
+            tensor,
+            Op::Reshape {
+                shape: vec![Dim::ONE],
+            },
+        );
+    }
+    let start = args.dim_or(1, sizes.len(), 0)?;
+    let end = args.dim_or(2, sizes.len(), -1)?;
+    if start > end {
+        return Err(error(
+            Code::ShapeError,
+            args.span,
+            format!("flatten() needs start_dim <= end_dim, got {start} and {end}"),
+        )
+        .into());
+    }
+    let merged: usize = sizes[start..=end].iter().product();
+    let shape = sizes[..start]
+        .iter()
+        .chain(std::iter::once(&merged))
+        .chain(&sizes[end + 1..])
+        .map(|size| Dim::from(*size))
+        .collect();
+    apply_to(interpreter, &args, tensor, Op::Reshape { shape })
+}
+
+pub fn unsqueeze(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("unsqueeze", &["x", "dim"])?;
+    let tensor = args.tensor(0)?;
+    let dim = normalize_dim(args.int(1)?, tensor.ndim() + 1, args.span(1))?;
+    apply_to(interpreter, &args, tensor, Op::Unsqueeze { dim })
+}
+
+/// `squeeze()` removes every size-1 dimension; `squeeze(d)` only `d`, and only if it is 1.
+pub fn squeeze(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("squeeze", &["x", "dim"])?;
+    let tensor = args.tensor(0)?;
+    let dims = match args.get(1) {
+        None => (0..tensor.ndim()).collect(),
+        Some(Value::List(items)) => items
+            .iter()
+            .map(|item| match item {
+                Value::Int(dim) => normalize_dim(*dim, tensor.ndim(), args.span(1)),
+                other => Err(args.wrong(1, "an int or a list of ints", other)),
+            })
+            .collect::<Result<_>>()?,
+        Some(_) => vec![args.dim(1, tensor.ndim())?],
+    };
+    apply_to(interpreter, &args, tensor, Op::Squeeze { dims })
+}
+
+pub fn transpose(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("transpose", &["x", "dim0", "dim1"])?;
+    let tensor = args.tensor(0)?;
+    let first = args.dim(1, tensor.ndim())?;
+    let second = args.dim(2, tensor.ndim())?;
+    let mut dims: Vec<usize> = (0..tensor.ndim()).collect();
+    dims.swap(first, second);
+    apply_to(interpreter, &args, tensor, Op::Permute { dims })
+}
+
+pub fn permute(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("permute", &["x", "*dims"])?;
+    let tensor = args.tensor(0)?;
+    let dims = args
+        .sizes()?
+        .into_iter()
+        .map(|dim| normalize_dim(dim, tensor.ndim(), args.span))
+        .collect::<Result<_>>()?;
+    apply_to(interpreter, &args, tensor, Op::Permute { dims })
+}
+
+/// `expand(*sizes)`; -1 keeps a dimension's size.
+pub fn expand(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("expand", &["x", "*sizes"])?;
+    let tensor = args.tensor(0)?;
+    let shape = ints_to_dims(args.sizes()?);
+    apply_to(interpreter, &args, tensor, Op::Expand { shape })
+}
+
+/// The tensors of a `cat`/`stack` argument: a non-empty list of tensors.
+fn tensor_list(args: &Bound) -> Result<Vec<TensorValue>> {
+    let value = args.required(0)?;
+    let Value::List(items) = value else {
+        return Err(args.wrong(0, "a list of tensors", value));
+    };
+    if items.is_empty() {
+        return Err(error(
+            Code::ValueError,
+            args.span(0),
+            format!("{}() needs at least one tensor", args.function()),
+        )
+        .into());
+    }
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Tensor(tensor) => Ok(tensor.clone()),
+            other => Err(args.wrong(0, "a list of tensors", other)),
+        })
+        .collect()
+}
+
+pub fn cat(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("cat", &["tensors", "dim"])?;
+    let tensors = tensor_list(&args)?;
+    if tensors[0].ndim() == 0 {
+        return Err(error(
+            Code::ShapeError,
+            args.span(0),
+            "cat() cannot join 0-d tensors",
+        )
+        .with_help("use stack() to make a 1-d tensor from 0-d ones")
+        .into());
+    }
+    let dim = args.dim_or(1, tensors[0].ndim(), 0)?;
+    let operands: Vec<Operand> = tensors.into_iter().map(Operand::Tensor).collect();
+    interpreter.apply_one(Op::Cat { dim }, &operands, args.span)
+}
+
+pub fn stack(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("stack", &["tensors", "dim"])?;
+    let tensors = tensor_list(&args)?;
+    let dim = args.dim_or(1, tensors[0].ndim() + 1, 0)?;
+    let operands: Vec<Operand> = tensors.into_iter().map(Operand::Tensor).collect();
+    interpreter.apply_one(Op::Stack { dim }, &operands, args.span)
+}
+
+/// `split(x, size, dim)` in chunks of `size`, or `split(x, [sizes], dim)`: a list of tensors.
+pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("split", &["x", "sizes", "dim"])?;
+    let tensor = args.tensor(0)?;
+    let dim = args.dim_or(2, tensor.ndim(), 0)?;
+    let length = tensor.shape()[dim] as i64;
+    let sizes = match args.required(1)? {
+        Value::Int(chunk) if *chunk > 0 => {
+            let count = (length + chunk - 1) / chunk;
+            (0..count)
+                .map(|k| Dim::Known((*chunk).min(length - k * chunk)))
+                .collect()
+        }
+        Value::Int(_) => {
+            return Err(error(
+                Code::ValueError,
+                args.span(1),
+                "split() chunk size must be positive",
+            )
+            .into());
+        }
+        Value::List(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Int(size) => Ok(Dim::Known(*size)),
+                other => Err(args.wrong(1, "an int or a list of ints", other)),
+            })
+            .collect::<Result<_>>()?,
+        other => return Err(args.wrong(1, "an int or a list of ints", other)),
+    };
+    let parts = interpreter.apply(
+        Op::Split { sizes, dim },
+        &[Operand::Tensor(tensor)],
+        args.span,
+    )?;
+    Ok(Value::list(parts.into_iter().map(Value::Tensor).collect()))
+}
+
+pub fn narrow(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("narrow", &["x", "dim", "start", "length"])?;
+    let tensor = args.tensor(0)?;
+    let dim = args.dim(1, tensor.ndim())?;
+    let op = Op::Narrow {
+        dim,
+        start: Dim::Known(args.int(2)?),
+        length: Dim::Known(args.int(3)?),
+    };
+    apply_to(interpreter, &args, tensor, op)
+}
+
+fn indexed(interpreter: &mut Interpreter, args: CallArgs, name: &'static str) -> Result<Value> {
+    let args = args.bind(name, &["x", "dim", "index"])?;
+    let tensor = args.tensor(0)?;
+    if tensor.ndim() == 0 {
+        return Err(error(
+            Code::ShapeError,
+            args.span(0),
+            format!("{name}() needs a tensor with dimensions"),
+        )
+        .into());
+    }
+    let dim = args.dim(1, tensor.ndim())?;
+    let index = args.tensor(2)?;
+    let op = if name == "gather" {
+        Op::Gather { dim }
+    } else {
+        Op::IndexSelect { dim }
+    };
+    interpreter.apply_one(
+        op,
+        &[Operand::Tensor(tensor), Operand::Tensor(index)],
+        args.span,
+    )
+}
+
+pub fn index_select(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    indexed(interpreter, args, "index_select")
+}
+
+pub fn gather(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    indexed(interpreter, args, "gather")
+}

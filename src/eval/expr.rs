@@ -1,0 +1,304 @@
+//! Expressions: literals, names, strings, lists, calls, methods and fields.
+
+use std::fmt::Write as _;
+
+use super::args::{CallArgs, Keyword, Positional};
+use super::builtins;
+use super::value::Value;
+use super::{Interpreter, error};
+use crate::diag::{Code, Diagnostic, Result};
+use crate::source::Span;
+use crate::syntax::ast::{Arg, BinaryOp, Expr, ExprKind, Ident, StrPart, UnaryOp};
+
+impl Interpreter {
+    pub(super) fn eval(&mut self, expr: &Expr) -> Result<Value> {
+        self.nested(expr.span, |this| this.eval_inner(expr))
+    }
+
+    fn eval_inner(&mut self, expr: &Expr) -> Result<Value> {
+        match &expr.kind {
+            ExprKind::Int(value) => Ok(Value::Int(*value)),
+            ExprKind::Float(value) => Ok(Value::Float(*value)),
+            ExprKind::Bool(value) => Ok(Value::Bool(*value)),
+            ExprKind::None => Ok(Value::None),
+            ExprKind::Str(parts) => self.eval_string(parts),
+            ExprKind::Name(name) => self.eval_name(name),
+            ExprKind::List(items) => {
+                let items = items
+                    .iter()
+                    .map(|item| self.eval(item))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Value::list(items))
+            }
+            ExprKind::Unary(op, operand) => {
+                let value = self.eval(operand)?;
+                match op {
+                    UnaryOp::Neg => self.negate(value, expr.span),
+                    UnaryOp::Not => self.logical_not(value, expr.span),
+                }
+            }
+            ExprKind::Binary(BinaryOp::And, a, b) => self.short_circuit(false, a, b),
+            ExprKind::Binary(BinaryOp::Or, a, b) => self.short_circuit(true, a, b),
+            ExprKind::Binary(op, a, b) => {
+                let left = self.eval(a)?;
+                let right = self.eval(b)?;
+                self.binary(*op, left, right, expr.span)
+            }
+            ExprKind::Call { callee, args } => {
+                let function = self.eval(callee)?;
+                let args = self.eval_args(args, expr.span)?;
+                self.call_value(&function, args, callee.span)
+            }
+            ExprKind::Method {
+                receiver,
+                name,
+                args,
+            } => {
+                let receiver_value = self.eval(receiver)?;
+                let args = self.eval_args(args, expr.span)?;
+                self.call_method(receiver_value, receiver.span, name, args)
+            }
+            ExprKind::Field { receiver, name } => {
+                let value = self.eval(receiver)?;
+                self.field(value, name)
+            }
+            ExprKind::Index { receiver, items } => {
+                let value = self.eval(receiver)?;
+                self.eval_index(value, items, expr.span)
+            }
+            ExprKind::Error => Err(error(
+                Code::SyntaxError,
+                expr.span,
+                "this expression could not be parsed",
+            )
+            .into()),
+        }
+    }
+
+    fn eval_string(&mut self, parts: &[StrPart]) -> Result<Value> {
+        let mut text = String::new();
+        for part in parts {
+            match part {
+                StrPart::Text(literal) => text.push_str(literal),
+                StrPart::Interpolation(expr) => {
+                    let value = self.eval(expr)?;
+                    let _ = write!(text, "{value}");
+                }
+            }
+        }
+        Ok(Value::str(&text))
+    }
+
+    fn eval_name(&mut self, name: &Ident) -> Result<Value> {
+        self.lookup(&name.name)
+            .ok_or_else(|| self.unknown_name(name).into())
+    }
+
+    fn unknown_name(&self, name: &Ident) -> Diagnostic {
+        let diagnostic = error(
+            Code::NameError,
+            name.span,
+            format!("`{}` is not defined", name.name),
+        );
+        match suggest(&name.name, self.visible_names()) {
+            Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
+            None => diagnostic,
+        }
+    }
+
+    /// Every name the current code can see, for suggestions.
+    fn visible_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = builtins::global_names().map(str::to_string).collect();
+        if let Some(frame) = self.frames.last() {
+            for scope in &frame.scopes {
+                names.extend(scope.keys().map(ToString::to_string));
+            }
+            names.extend(
+                frame
+                    .module
+                    .globals
+                    .borrow()
+                    .keys()
+                    .map(ToString::to_string),
+            );
+        }
+        names
+    }
+
+    /// `a and b` / `a or b` on bools, evaluating `b` only when needed.
+    fn short_circuit(&mut self, is_or: bool, a: &Expr, b: &Expr) -> Result<Value> {
+        let word = if is_or { "`or`" } else { "`and`" };
+        let left = self.eval(a)?;
+        let left = self.logical_operand(&left, a.span, word)?;
+        if left == is_or {
+            return Ok(Value::Bool(left));
+        }
+        let right = self.eval(b)?;
+        Ok(Value::Bool(self.logical_operand(&right, b.span, word)?))
+    }
+
+    fn logical_operand(&mut self, value: &Value, span: Span, word: &str) -> Result<bool> {
+        match value {
+            Value::Bool(b) => Ok(*b),
+            Value::Tensor(_) => Err(error(
+                Code::TypeError,
+                span,
+                format!("{word} needs bools, got a tensor"),
+            )
+            .with_help("combine bool tensors elementwise with `&` and `|`")
+            .into()),
+            other => Err(error(
+                Code::TypeError,
+                span,
+                format!("{word} needs bools, got {}", other.kind()),
+            )
+            .into()),
+        }
+    }
+
+    fn eval_args(&mut self, args: &[Arg], span: Span) -> Result<CallArgs> {
+        let mut call = CallArgs::new(span);
+        for arg in args {
+            let value = self.eval(&arg.value)?;
+            match &arg.name {
+                None => call.positional.push(Positional {
+                    value,
+                    span: arg.value.span,
+                }),
+                Some(name) => call.keywords.push(Keyword {
+                    name: name.name.clone(),
+                    value,
+                    span: name.span.to(arg.value.span),
+                }),
+            }
+        }
+        Ok(call)
+    }
+
+    /// Calls any callable value.
+    pub(super) fn call_value(
+        &mut self,
+        function: &Value,
+        args: CallArgs,
+        callee_span: Span,
+    ) -> Result<Value> {
+        match function {
+            Value::Function(function) => self.call_function(function, args),
+            Value::Builtin(builtin) => builtin.call(self, args),
+            other => Err(error(
+                Code::TypeError,
+                callee_span,
+                format!("{} is not callable", other.kind()),
+            )
+            .into()),
+        }
+    }
+
+    fn call_method(
+        &mut self,
+        receiver: Value,
+        receiver_span: Span,
+        name: &Ident,
+        mut args: CallArgs,
+    ) -> Result<Value> {
+        match &receiver {
+            Value::Module(module) => match module.get(&name.name) {
+                Some(function) => self.call_value(&function, args, name.span),
+                None => Err(self.missing_member(&receiver, name, module_names(module))),
+            },
+            Value::Tensor(_) => match builtins::method(&name.name) {
+                Some(builtin) => {
+                    args.positional.insert(
+                        0,
+                        Positional {
+                            value: receiver,
+                            span: receiver_span,
+                        },
+                    );
+                    builtin.call(self, args)
+                }
+                None => Err(self.missing_member(
+                    &receiver,
+                    name,
+                    builtins::method_names().map(str::to_string).collect(),
+                )),
+            },
+            _ => Err(self.missing_member(&receiver, name, Vec::new())),
+        }
+    }
+
+    fn missing_member(
+        &self,
+        receiver: &Value,
+        name: &Ident,
+        candidates: Vec<String>,
+    ) -> Box<Diagnostic> {
+        let owner = match receiver {
+            Value::Module(module) => format!("module {}", module.name),
+            Value::Tensor(_) => "a tensor".to_string(),
+            other => other.kind(),
+        };
+        let diagnostic = error(
+            Code::NameError,
+            name.span,
+            format!("{owner} has no member `{}`", name.name),
+        );
+        let diagnostic = match suggest(&name.name, candidates) {
+            Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
+            None if matches!(receiver, Value::List(_)) => {
+                diagnostic.with_help("lists are immutable: build a new one, e.g. `xs + [x]`")
+            }
+            None => diagnostic,
+        };
+        diagnostic.into()
+    }
+
+    fn field(&mut self, value: Value, name: &Ident) -> Result<Value> {
+        match &value {
+            Value::Tensor(tensor) => match &*name.name {
+                "shape" => Ok(Value::list(
+                    tensor
+                        .shape()
+                        .iter()
+                        .map(|d| Value::Int(*d as i64))
+                        .collect(),
+                )),
+                "ndim" => Ok(Value::Int(tensor.ndim() as i64)),
+                "dtype" => Ok(Value::DType(tensor.dtype())),
+                "T" => self.transpose_all(tensor.clone(), name.span),
+                _ => Err(self.missing_member(
+                    &value,
+                    name,
+                    ["shape", "ndim", "dtype", "T"]
+                        .into_iter()
+                        .map(String::from)
+                        .collect(),
+                )),
+            },
+            Value::Module(module) => module
+                .get(&name.name)
+                .ok_or_else(|| self.missing_member(&value, name, module_names(module))),
+            _ => Err(self.missing_member(&value, name, Vec::new())),
+        }
+    }
+}
+
+fn module_names(module: &super::Module) -> Vec<String> {
+    module
+        .globals
+        .borrow()
+        .keys()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// The candidate closest to `name`, if it is close enough to be a likely typo.
+pub(super) fn suggest(name: &str, candidates: Vec<String>) -> Option<String> {
+    candidates
+        .into_iter()
+        .filter(|candidate| candidate != name)
+        .map(|candidate| (strsim::damerau_levenshtein(name, &candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= 2.min(candidate.len().max(name.len()) / 3 + 1))
+        .min()
+        .map(|(_, candidate)| candidate)
+}

@@ -1,0 +1,285 @@
+//! The interpreter: runs TSL eagerly on CPU.
+//!
+//! Code map:
+//! - `value`: runtime values and their printed form;
+//! - `stmt`, `expr`, `operators`, `index`: statements, expressions, operators and indexing;
+//! - `call`: user function calls, argument binding, annotations, call traces;
+//! - `module`: `use` of std modules and files;
+//! - `args`, `builtins/`: builtin functions and methods;
+//! - `tensor`: applying a tensor operation (shape rule, then kernel).
+//!
+//! Every error is a [`Diagnostic`]; nothing a user types can panic the interpreter. Nesting and
+//! recursion are bounded (see [`limits`]) and the CLI runs the interpreter on a thread with a
+//! large stack, so deep programs end in `recursion-limit`, never a stack overflow.
+
+mod args;
+mod builtins;
+mod call;
+mod expr;
+mod index;
+mod module;
+mod operators;
+mod stmt;
+mod tensor;
+mod value;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub use value::{CompileOptions, Function, Module, TensorValue, Value};
+
+use crate::diag::{Code, Diagnostic, Result};
+use crate::source::{FileId, SourceMap, Span};
+use crate::syntax::ast::{Item, Program};
+
+/// Bounds that turn runaway programs into diagnostics.
+pub mod limits {
+    /// Nested function calls (user functions, std functions and builtins calling back).
+    pub const CALL_DEPTH: usize = 1000;
+    /// Nested evaluations of expressions and statements across all calls.
+    pub const EVAL_DEPTH: usize = 20_000;
+    /// Stack size for the interpreter thread: enough for `EVAL_DEPTH` in debug builds.
+    pub const STACK_BYTES: usize = 1 << 30;
+    /// Longest list `range()` or list repetition may build.
+    pub const LIST_LENGTH: usize = 1 << 26;
+}
+
+/// How the interpreter runs.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Ignore `@compile`: run every function eagerly.
+    pub eager: bool,
+}
+
+/// Where printed text and diagnostics go: the terminal for the CLI, buffers for tests.
+pub trait Output {
+    fn print(&mut self, text: &str);
+    fn diagnostic(&mut self, sources: &SourceMap, diagnostic: &Diagnostic);
+}
+
+/// Local variables of one function call (or of top-level blocks), innermost scope last.
+struct Frame {
+    module: Rc<Module>,
+    scopes: Vec<HashMap<Rc<str>, Value>>,
+    in_function: bool,
+}
+
+/// One interpreter session: loaded files and modules, the random generator, and the stack.
+pub struct Interpreter {
+    sources: SourceMap,
+    options: Options,
+    out: Box<dyn Output>,
+    modules: HashMap<String, Rc<Module>>,
+    loading: Vec<String>,
+    frames: Vec<Frame>,
+    rng: ChaCha8Rng,
+    eval_depth: usize,
+    call_depth: usize,
+}
+
+/// What running some source produced.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum Status {
+    Ok,
+    /// At least one error diagnostic was emitted.
+    Failed,
+}
+
+impl Interpreter {
+    pub fn new(options: Options, out: Box<dyn Output>) -> Interpreter {
+        Interpreter {
+            sources: SourceMap::new(),
+            options,
+            out,
+            modules: HashMap::new(),
+            loading: Vec::new(),
+            frames: Vec::new(),
+            rng: ChaCha8Rng::seed_from_u64(0),
+            eval_depth: 0,
+            call_depth: 0,
+        }
+    }
+
+    pub fn sources(&self) -> &SourceMap {
+        &self.sources
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Reads, parses and runs a script; every diagnostic goes to the output.
+    pub fn run_file(&mut self, path: &Path) -> Status {
+        match module::read_source(path) {
+            Ok(text) => {
+                let name = path.display().to_string();
+                self.run_source(&name, Some(path), text)
+            }
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                Status::Failed
+            }
+        }
+    }
+
+    /// Parses and runs `text` as the main script.
+    pub fn run_source(&mut self, name: &str, path: Option<&Path>, text: String) -> Status {
+        let file = self.sources.add(name, path.map(Path::to_path_buf), text);
+        let Some(program) = self.parse_reporting(file) else {
+            return Status::Failed;
+        };
+        let module = Rc::new(Module::new("<main>".to_string(), None, file));
+        match self.run_module(&module, &program) {
+            Ok(()) => Status::Ok,
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                Status::Failed
+            }
+        }
+    }
+
+    /// Parses a file, reporting every syntax error; `None` if there was any.
+    fn parse_reporting(&mut self, file: FileId) -> Option<Program> {
+        let parsed = crate::syntax::parse(file, &self.sources.get(file).text);
+        for diagnostic in &parsed.diagnostics {
+            self.report(diagnostic);
+        }
+        parsed.diagnostics.is_empty().then_some(parsed.program)
+    }
+
+    pub fn report(&mut self, diagnostic: &Diagnostic) {
+        self.out.diagnostic(&self.sources, diagnostic);
+    }
+
+    fn print(&mut self, text: &str) {
+        self.out.print(text);
+    }
+
+    /// Runs a parsed module: definitions and `use`s first (so functions may call each other in
+    /// any order), then statements top to bottom.
+    fn run_module(&mut self, module: &Rc<Module>, program: &Program) -> Result<()> {
+        self.frames.push(Frame {
+            module: module.clone(),
+            scopes: Vec::new(),
+            in_function: false,
+        });
+        let result = self.run_items(module, &program.items);
+        self.frames.pop();
+        result
+    }
+
+    fn run_items(&mut self, module: &Rc<Module>, items: &[Item]) -> Result<()> {
+        for item in items {
+            match item {
+                Item::Use(decl) => self.run_use(module, decl)?,
+                Item::Fn(def) => self.define_function(module, def)?,
+                Item::Stmt(_) => {}
+            }
+        }
+        for item in items {
+            if let Item::Stmt(stmt) = item
+                && let stmt::Flow::Return(_, span) = self.exec_stmt(stmt)?
+            {
+                return Err(
+                    error(Code::SyntaxError, span, "`return` outside of a function").into(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self) -> &mut Frame {
+        self.frames
+            .last_mut()
+            .expect("the interpreter always runs inside a frame")
+    }
+
+    fn current_module(&self) -> Rc<Module> {
+        self.frames
+            .last()
+            .expect("the interpreter always runs inside a frame")
+            .module
+            .clone()
+    }
+
+    /// Looks a name up: local scopes, then the module's globals, then builtins.
+    fn lookup(&self, name: &str) -> Option<Value> {
+        let frame = self.frames.last()?;
+        for scope in frame.scopes.iter().rev() {
+            if let Some(value) = scope.get(name) {
+                return Some(value.clone());
+            }
+        }
+        frame
+            .module
+            .get(name)
+            .or_else(|| builtins::lookup_global(name))
+    }
+
+    /// Binds a new variable in the innermost scope (a module global at top level).
+    fn define(&mut self, name: Rc<str>, value: Value) {
+        let frame = self.frame();
+        match frame.scopes.last_mut() {
+            Some(scope) => {
+                scope.insert(name, value);
+            }
+            None => {
+                frame.module.globals.borrow_mut().insert(name, value);
+            }
+        }
+    }
+
+    /// Rebinds an existing variable; false if there is none this code may assign.
+    fn assign(&mut self, name: &str, value: Value) -> bool {
+        let frame = self.frame();
+        for scope in frame.scopes.iter_mut().rev() {
+            if let Some(slot) = scope.get_mut(name) {
+                *slot = value;
+                return true;
+            }
+        }
+        if frame.in_function {
+            return false;
+        }
+        let mut globals = frame.module.globals.borrow_mut();
+        match globals.get_mut(name) {
+            Some(slot) => {
+                *slot = value;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn push_scope(&mut self) {
+        self.frame().scopes.push(HashMap::new());
+    }
+
+    fn pop_scope(&mut self) {
+        self.frame().scopes.pop();
+    }
+
+    /// Runs `body` one evaluation level deeper, failing past [`limits::EVAL_DEPTH`].
+    fn nested<T>(&mut self, span: Span, body: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.eval_depth >= limits::EVAL_DEPTH {
+            return Err(
+                error(Code::RecursionLimit, span, "evaluation nested too deeply")
+                    .with_help("simplify deeply nested calls or reduce recursion")
+                    .into(),
+            );
+        }
+        self.eval_depth += 1;
+        let result = body(self);
+        self.eval_depth -= 1;
+        result
+    }
+}
+
+/// A boxed error diagnostic, the interpreter's error type.
+fn error(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(code, span, message)
+}

@@ -1,0 +1,389 @@
+//! Operators on values: Python semantics for ints and floats, lists and strings, and the
+//! elementwise tensor operations (with a scalar on either side).
+
+use std::cmp::Ordering;
+
+use super::args::scalar_of;
+use super::tensor::Operand;
+use super::value::Value;
+use super::{Interpreter, error, limits};
+use crate::diag::{Code, Result};
+use crate::graph::op::{BinaryOp as TensorOp, Op, UnaryOp};
+use crate::source::Span;
+use crate::syntax::ast::BinaryOp;
+
+impl Interpreter {
+    pub(super) fn binary(&mut self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value> {
+        let with_none = matches!(a, Value::None) || matches!(b, Value::None);
+        if with_none && matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            let same = matches!((&a, &b), (Value::None, Value::None));
+            return Ok(Value::Bool(same == (op == BinaryOp::Eq)));
+        }
+        if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
+            return self.tensor_binary(op, a, b, span);
+        }
+        if let (Some(x), Some(y)) = (number(&a), number(&b)) {
+            return scalar_binary(op, x, y, span);
+        }
+        match (op, &a, &b) {
+            (BinaryOp::Eq, _, _) => Ok(Value::Bool(equal(&a, &b))),
+            (BinaryOp::Ne, _, _) => Ok(Value::Bool(!equal(&a, &b))),
+            (BinaryOp::Add, Value::Str(x), Value::Str(y)) => Ok(Value::str(&format!("{x}{y}"))),
+            (BinaryOp::Add, Value::List(x), Value::List(y)) => {
+                Ok(Value::list(x.iter().chain(y.iter()).cloned().collect()))
+            }
+            (BinaryOp::Mul, Value::List(items), Value::Int(count))
+            | (BinaryOp::Mul, Value::Int(count), Value::List(items)) => {
+                repeat_list(items, *count, span)
+            }
+            (BinaryOp::Mul, Value::Str(text), Value::Int(count))
+            | (BinaryOp::Mul, Value::Int(count), Value::Str(text)) => {
+                let count = usize::try_from(*count).unwrap_or(0);
+                if text.len().saturating_mul(count) > limits::LIST_LENGTH {
+                    return Err(
+                        error(Code::ValueError, span, "the repeated string is too long").into(),
+                    );
+                }
+                Ok(Value::str(&text.repeat(count)))
+            }
+            (_, Value::Str(x), Value::Str(y)) if op.is_comparison() => {
+                Ok(Value::Bool(compare(op, x.cmp(y))))
+            }
+            _ => Err(unsupported(op, &a, &b, span)),
+        }
+    }
+
+    fn tensor_binary(&mut self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value> {
+        let operand = |value: &Value| match value {
+            Value::Tensor(tensor) => Some(Operand::Tensor(tensor.clone())),
+            other => scalar_of(other).map(Operand::Scalar),
+        };
+        let (Some(left), Some(right)) = (operand(&a), operand(&b)) else {
+            return Err(unsupported(op, &a, &b, span));
+        };
+        let op = match op {
+            BinaryOp::MatMul => {
+                if !matches!(left, Operand::Tensor(_)) || !matches!(right, Operand::Tensor(_)) {
+                    return Err(unsupported(BinaryOp::MatMul, &a, &b, span));
+                }
+                Op::MatMul
+            }
+            other => Op::Binary(tensor_op(other).ok_or_else(|| unsupported(op, &a, &b, span))?),
+        };
+        self.apply_one(op, &[left, right], span)
+    }
+
+    pub(super) fn negate(&mut self, value: Value, span: Span) -> Result<Value> {
+        match value {
+            Value::Int(i) => i
+                .checked_neg()
+                .map(Value::Int)
+                .ok_or_else(|| overflow(span)),
+            Value::Bool(b) => Ok(Value::Int(-i64::from(b))),
+            Value::Float(x) => Ok(Value::Float(-x)),
+            Value::Tensor(tensor) => {
+                self.apply_one(Op::Unary(UnaryOp::Neg), &[Operand::Tensor(tensor)], span)
+            }
+            other => Err(error(
+                Code::TypeError,
+                span,
+                format!("cannot negate {}", other.kind()),
+            )
+            .into()),
+        }
+    }
+
+    pub(super) fn logical_not(&mut self, value: Value, span: Span) -> Result<Value> {
+        match value {
+            Value::Bool(b) => Ok(Value::Bool(!b)),
+            Value::Tensor(tensor) => {
+                self.apply_one(Op::Unary(UnaryOp::Not), &[Operand::Tensor(tensor)], span)
+            }
+            other => Err(error(
+                Code::TypeError,
+                span,
+                format!("`not` needs a bool or a tensor, got {}", other.kind()),
+            )
+            .with_help("compare explicitly, e.g. `not (n == 0)`")
+            .into()),
+        }
+    }
+}
+
+/// The tensor operation an operator stands for.
+fn tensor_op(op: BinaryOp) -> Option<TensorOp> {
+    Some(match op {
+        BinaryOp::Add => TensorOp::Add,
+        BinaryOp::Sub => TensorOp::Sub,
+        BinaryOp::Mul => TensorOp::Mul,
+        BinaryOp::Div => TensorOp::Div,
+        BinaryOp::FloorDiv => TensorOp::FloorDiv,
+        BinaryOp::Rem => TensorOp::Rem,
+        BinaryOp::Pow => TensorOp::Pow,
+        BinaryOp::Eq => TensorOp::Eq,
+        BinaryOp::Ne => TensorOp::Ne,
+        BinaryOp::Lt => TensorOp::Lt,
+        BinaryOp::Le => TensorOp::Le,
+        BinaryOp::Gt => TensorOp::Gt,
+        BinaryOp::Ge => TensorOp::Ge,
+        BinaryOp::BitAnd => TensorOp::And,
+        BinaryOp::BitOr => TensorOp::Or,
+        BinaryOp::MatMul | BinaryOp::And | BinaryOp::Or => return None,
+    })
+}
+
+/// A host number: ints (bools count as ints, as in Python) or floats.
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+fn number(value: &Value) -> Option<Number> {
+    match value {
+        Value::Int(i) => Some(Number::Int(*i)),
+        Value::Float(x) => Some(Number::Float(*x)),
+        Value::Bool(b) => Some(Number::Bool(*b)),
+        _ => None,
+    }
+}
+
+impl Number {
+    fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(i) => i as f64,
+            Number::Float(x) => x,
+            Number::Bool(b) => f64::from(u8::from(b)),
+        }
+    }
+
+    fn as_int(self) -> Option<i64> {
+        match self {
+            Number::Int(i) => Some(i),
+            Number::Bool(b) => Some(i64::from(b)),
+            Number::Float(_) => None,
+        }
+    }
+}
+
+fn scalar_binary(op: BinaryOp, x: Number, y: Number, span: Span) -> Result<Value> {
+    if let (Number::Bool(a), Number::Bool(b)) = (x, y) {
+        match op {
+            BinaryOp::BitAnd => return Ok(Value::Bool(a & b)),
+            BinaryOp::BitOr => return Ok(Value::Bool(a | b)),
+            _ => {}
+        }
+    }
+    if op.is_comparison() {
+        let ordering = match (x.as_int(), y.as_int()) {
+            (Some(a), Some(b)) => Some(a.cmp(&b)),
+            _ => x.as_f64().partial_cmp(&y.as_f64()),
+        };
+        return Ok(Value::Bool(
+            ordering.is_some_and(|ordering| compare(op, ordering))
+                || (op == BinaryOp::Ne && ordering.is_none()),
+        ));
+    }
+    match (x.as_int(), y.as_int()) {
+        (Some(a), Some(b)) => int_binary(op, a, b, span),
+        _ => float_binary(op, x.as_f64(), y.as_f64(), span),
+    }
+}
+
+fn int_binary(op: BinaryOp, a: i64, b: i64, span: Span) -> Result<Value> {
+    let checked = |result: Option<i64>| result.map(Value::Int).ok_or_else(|| overflow(span));
+    match op {
+        BinaryOp::Add => checked(a.checked_add(b)),
+        BinaryOp::Sub => checked(a.checked_sub(b)),
+        BinaryOp::Mul => checked(a.checked_mul(b)),
+        BinaryOp::Div => {
+            if b == 0 {
+                return Err(division_by_zero(span));
+            }
+            Ok(Value::Float(a as f64 / b as f64))
+        }
+        BinaryOp::FloorDiv => {
+            if b == 0 {
+                return Err(division_by_zero(span));
+            }
+            checked(floor_div(a, b))
+        }
+        BinaryOp::Rem => {
+            if b == 0 {
+                return Err(division_by_zero(span));
+            }
+            checked(a.checked_rem(b).map(|r| {
+                if r != 0 && (r < 0) != (b < 0) {
+                    r + b
+                } else {
+                    r
+                }
+            }))
+        }
+        BinaryOp::Pow => int_pow(a, b, span),
+        BinaryOp::BitAnd => Ok(Value::Int(a & b)),
+        BinaryOp::BitOr => Ok(Value::Int(a | b)),
+        _ => Err(error(
+            Code::TypeError,
+            span,
+            format!("`{}` is not defined for ints", op.symbol()),
+        )
+        .into()),
+    }
+}
+
+/// Python's `//` on ints: rounds toward negative infinity.
+pub fn floor_div(a: i64, b: i64) -> Option<i64> {
+    let quotient = a.checked_div(b)?;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        quotient.checked_sub(1)
+    } else {
+        Some(quotient)
+    }
+}
+
+fn int_pow(base: i64, exponent: i64, span: Span) -> Result<Value> {
+    if exponent < 0 {
+        if base == 0 {
+            return Err(error(
+                Code::ValueError,
+                span,
+                "0 cannot be raised to a negative power",
+            )
+            .into());
+        }
+        return Ok(Value::Float((base as f64).powf(exponent as f64)));
+    }
+    let result = match base {
+        0 | 1 => Some(if exponent == 0 { 1 } else { base }),
+        -1 => Some(if exponent % 2 == 0 { 1 } else { -1 }),
+        _ => u32::try_from(exponent)
+            .ok()
+            .and_then(|exponent| base.checked_pow(exponent)),
+    };
+    result.map(Value::Int).ok_or_else(|| overflow(span))
+}
+
+fn float_binary(op: BinaryOp, a: f64, b: f64, span: Span) -> Result<Value> {
+    let divides = matches!(op, BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem);
+    if divides && b == 0.0 {
+        return Err(division_by_zero(span));
+    }
+    let value = match op {
+        BinaryOp::Add => a + b,
+        BinaryOp::Sub => a - b,
+        BinaryOp::Mul => a * b,
+        BinaryOp::Div => a / b,
+        BinaryOp::FloorDiv => (a / b).floor(),
+        BinaryOp::Rem => {
+            let r = a % b;
+            if r != 0.0 && (r < 0.0) != (b < 0.0) {
+                r + b
+            } else {
+                r
+            }
+        }
+        BinaryOp::Pow => a.powf(b),
+        _ => {
+            return Err(error(
+                Code::TypeError,
+                span,
+                format!("`{}` is not defined for floats", op.symbol()),
+            )
+            .into());
+        }
+    };
+    Ok(Value::Float(value))
+}
+
+fn compare(op: BinaryOp, ordering: Ordering) -> bool {
+    match op {
+        BinaryOp::Eq => ordering == Ordering::Equal,
+        BinaryOp::Ne => ordering != Ordering::Equal,
+        BinaryOp::Lt => ordering == Ordering::Less,
+        BinaryOp::Le => ordering != Ordering::Greater,
+        BinaryOp::Gt => ordering == Ordering::Greater,
+        BinaryOp::Ge => ordering != Ordering::Less,
+        _ => false,
+    }
+}
+
+/// `==` on non-tensor values: structural, numbers compared by value (`1 == 1.0`).
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
+    if let (Some(x), Some(y)) = (number(a), number(b)) {
+        return match (x.as_int(), y.as_int()) {
+            (Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        };
+    }
+    match (a, b) {
+        (Value::None, Value::None) => true,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
+        }
+        (Value::DType(x), Value::DType(y)) => x == y,
+        (Value::Function(x), Value::Function(y)) => std::rc::Rc::ptr_eq(x, y),
+        (Value::Builtin(x), Value::Builtin(y)) => x.name() == y.name(),
+        (Value::Module(x), Value::Module(y)) => std::rc::Rc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
+    let count = usize::try_from(count).unwrap_or(0);
+    if items.len().saturating_mul(count) > limits::LIST_LENGTH {
+        return Err(error(
+            Code::ValueError,
+            span,
+            format!(
+                "a list of more than {} items is too long",
+                limits::LIST_LENGTH
+            ),
+        )
+        .into());
+    }
+    Ok(Value::list(
+        std::iter::repeat_n(items, count)
+            .flatten()
+            .cloned()
+            .collect(),
+    ))
+}
+
+fn unsupported(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Box<crate::diag::Diagnostic> {
+    let diagnostic = error(
+        Code::TypeError,
+        span,
+        format!(
+            "`{}` is not defined for {} and {}",
+            op.symbol(),
+            a.kind(),
+            b.kind()
+        ),
+    );
+    let help = match (a, b) {
+        (Value::Str(_), _) | (_, Value::Str(_)) => {
+            Some("build strings with interpolation: \"n = {n}\"")
+        }
+        (Value::List(_), Value::Tensor(_)) | (Value::Tensor(_), Value::List(_)) => {
+            Some("turn the list into a tensor first: tensor([...])")
+        }
+        _ => None,
+    };
+    match help {
+        Some(help) => diagnostic.with_help(help).into(),
+        None => diagnostic.into(),
+    }
+}
+
+fn overflow(span: Span) -> Box<crate::diag::Diagnostic> {
+    error(Code::ValueError, span, "integer overflow")
+        .with_help("ints are 64-bit; the result does not fit")
+        .into()
+}
+
+fn division_by_zero(span: Span) -> Box<crate::diag::Diagnostic> {
+    error(Code::ValueError, span, "division by zero").into()
+}

@@ -1,0 +1,269 @@
+//! Statements: bindings, control flow, and `check`/`check_size` evaluated at once.
+
+use super::value::Value;
+use super::{Interpreter, error};
+use crate::diag::{Code, Result};
+use crate::source::Span;
+use crate::syntax::ast::{Block, Else, Expr, Ident, Stmt, StmtKind, Target};
+
+/// What a statement did to control flow.
+pub enum Flow {
+    Next,
+    /// `return` with its value and where it was written.
+    Return(Value, Span),
+}
+
+impl Interpreter {
+    pub(super) fn exec_stmt(&mut self, stmt: &Stmt) -> Result<Flow> {
+        self.nested(stmt.span, |this| this.exec_stmt_inner(stmt))
+    }
+
+    fn exec_stmt_inner(&mut self, stmt: &Stmt) -> Result<Flow> {
+        match &stmt.kind {
+            StmtKind::Let(target, value) => {
+                let value = self.eval(value)?;
+                self.bind_target(target, value)?;
+            }
+            StmtKind::Assign(name, value) => {
+                let value = self.eval(value)?;
+                self.assign_existing(name, value)?;
+            }
+            StmtKind::If {
+                condition,
+                then,
+                otherwise,
+            } => {
+                let value = self.eval(condition)?;
+                if self.truth(&value, condition.span, "`if`")? {
+                    return self.exec_block(then);
+                }
+                return match otherwise {
+                    Some(Else::Block(block)) => self.exec_block(block),
+                    Some(Else::If(stmt)) => self.exec_stmt(stmt),
+                    None => Ok(Flow::Next),
+                };
+            }
+            StmtKind::For {
+                target,
+                iterable,
+                body,
+            } => return self.exec_for(target, iterable, body),
+            StmtKind::Return(value) => {
+                let value = match value {
+                    Some(expr) => self.eval(expr)?,
+                    None => Value::None,
+                };
+                return Ok(Flow::Return(value, stmt.span));
+            }
+            StmtKind::Check { condition, message } => {
+                self.exec_check(condition, message.as_ref(), stmt.span)?;
+            }
+            StmtKind::CheckSize { value, max } => {
+                self.exec_check_size(value, max.as_ref(), stmt.span)?;
+            }
+            StmtKind::Expr(expr) => {
+                self.eval(expr)?;
+            }
+            StmtKind::Error => {}
+        }
+        Ok(Flow::Next)
+    }
+
+    pub(super) fn exec_block(&mut self, block: &Block) -> Result<Flow> {
+        self.push_scope();
+        let result = self.exec_stmts(&block.stmts);
+        self.pop_scope();
+        result
+    }
+
+    /// Runs statements in the current scope.
+    pub(super) fn exec_stmts(&mut self, stmts: &[Stmt]) -> Result<Flow> {
+        for stmt in stmts {
+            if let Flow::Return(value, span) = self.exec_stmt(stmt)? {
+                return Ok(Flow::Return(value, span));
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn exec_for(&mut self, target: &Target, iterable: &Expr, body: &Block) -> Result<Flow> {
+        let items = self.eval(iterable)?;
+        let items = self.iterate(&items, iterable.span)?;
+        for item in items {
+            self.push_scope();
+            let result = self
+                .bind_target(target, item)
+                .and_then(|()| self.exec_stmts(&body.stmts));
+            self.pop_scope();
+            if let Flow::Return(value, span) = result? {
+                return Ok(Flow::Return(value, span));
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// The items a `for` loop or destructuring visits: list items, or a tensor's rows.
+    pub(super) fn iterate(&mut self, value: &Value, span: Span) -> Result<Vec<Value>> {
+        match value {
+            Value::List(items) => Ok(items.to_vec()),
+            Value::Tensor(tensor) => self.tensor_rows(tensor, span),
+            other => Err(error(
+                Code::TypeError,
+                span,
+                format!("cannot iterate over {}", other.kind()),
+            )
+            .with_help("loop over a list, range(n) or a tensor")
+            .into()),
+        }
+    }
+
+    /// Binds a `let` or `for` target in the innermost scope.
+    fn bind_target(&mut self, target: &Target, value: Value) -> Result<()> {
+        match target {
+            Target::Name(name) => {
+                self.define(name.name.clone(), value);
+                Ok(())
+            }
+            Target::List { names, rest, span } => {
+                let items = self.iterate(&value, *span)?;
+                let fits = match rest {
+                    Some(_) => items.len() >= names.len(),
+                    None => items.len() == names.len(),
+                };
+                if !fits {
+                    let wanted = if rest.is_some() { "at least " } else { "" };
+                    return Err(error(
+                        Code::ValueError,
+                        *span,
+                        format!(
+                            "cannot unpack {} values into {wanted}{} names",
+                            items.len(),
+                            names.len()
+                        ),
+                    )
+                    .into());
+                }
+                for (name, item) in names.iter().zip(&items) {
+                    self.define(name.name.clone(), item.clone());
+                }
+                if let Some(rest) = rest {
+                    self.define(
+                        rest.name.clone(),
+                        Value::list(items[names.len()..].to_vec()),
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn assign_existing(&mut self, name: &Ident, value: Value) -> Result<()> {
+        if self.assign(&name.name, value) {
+            return Ok(());
+        }
+        let global = self.current_module().get(&name.name).is_some();
+        let diagnostic = if global {
+            error(
+                Code::NameError,
+                name.span,
+                format!(
+                    "cannot assign to the global `{}` inside a function",
+                    name.name
+                ),
+            )
+            .with_help(format!("declare a local instead: `let {} = …`", name.name))
+        } else {
+            error(
+                Code::NameError,
+                name.span,
+                format!("`{}` is not defined", name.name),
+            )
+            .with_help(format!("declare it first: `let {} = …`", name.name))
+        };
+        Err(diagnostic.into())
+    }
+
+    /// A condition's truth: a bool, or a one-element bool tensor.
+    pub(super) fn truth(&mut self, value: &Value, span: Span, context: &str) -> Result<bool> {
+        match value {
+            Value::Bool(b) => Ok(*b),
+            Value::Tensor(tensor) => self.tensor_truth(tensor, span, context),
+            other => Err(error(
+                Code::TypeError,
+                span,
+                format!("{context} needs a bool, got {}", other.kind()),
+            )
+            .with_help("compare explicitly, e.g. `n > 0`")
+            .into()),
+        }
+    }
+
+    fn exec_check(&mut self, condition: &Expr, message: Option<&Expr>, span: Span) -> Result<()> {
+        let value = self.eval(condition)?;
+        let (holds, code) = match &value {
+            Value::Bool(b) => (*b, Code::CheckFailed),
+            Value::Tensor(tensor) => (
+                self.tensor_truth(tensor, condition.span, "`check`")?,
+                Code::DeviceCheckFailed,
+            ),
+            other => {
+                return Err(error(
+                    Code::TypeError,
+                    condition.span,
+                    format!("`check` needs a bool condition, got {}", other.kind()),
+                )
+                .into());
+            }
+        };
+        if holds {
+            return Ok(());
+        }
+        let text = match message {
+            Some(message) => self.eval(message)?.to_string(),
+            None => format!("check failed: {}", self.sources.snippet(condition.span)),
+        };
+        Err(error(code, span, text)
+            .with_label("this check failed")
+            .into())
+    }
+
+    fn exec_check_size(&mut self, value: &Expr, max: Option<&Expr>, span: Span) -> Result<()> {
+        let size = self.eval_int(value, "`check_size`")?;
+        let shown = self.sources.snippet(value.span).to_string();
+        if size < 0 {
+            return Err(error(
+                Code::CheckFailed,
+                span,
+                format!("check_size failed: {shown} = {size} is negative"),
+            )
+            .with_label("this check failed")
+            .into());
+        }
+        if let Some(max) = max {
+            let bound = self.eval_int(max, "the max of `check_size`")?;
+            if size > bound {
+                return Err(error(
+                    Code::CheckFailed,
+                    span,
+                    format!("check_size failed: {shown} = {size} exceeds max = {bound}"),
+                )
+                .with_label("this check failed")
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates an expression that must give an int.
+    pub(super) fn eval_int(&mut self, expr: &Expr, context: &str) -> Result<i64> {
+        match self.eval(expr)? {
+            Value::Int(value) => Ok(value),
+            other => Err(error(
+                Code::TypeError,
+                expr.span,
+                format!("{context} needs an int, got {}", other.kind()),
+            )
+            .into()),
+        }
+    }
+}

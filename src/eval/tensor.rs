@@ -1,0 +1,159 @@
+//! Applying a tensor operation: the shared shape rule first, then the CPU kernel.
+//!
+//! Running the rule before every eager kernel means eager code reports exactly the errors
+//! traced code will, and (in debug builds) that every rule's predicted shape is checked
+//! against what the kernel really produced.
+
+use super::value::{TensorValue, Value};
+use super::{Interpreter, error};
+use crate::backend::cpu::{self, KernelError};
+use crate::diag::{Code, Diagnostic, Result};
+use crate::dtype::Scalar;
+use crate::graph::op::{IndexSpec, Op};
+use crate::graph::shape::{self, Concrete, Meta, RuleError, RuleErrorKind, UNKNOWN};
+use crate::source::Span;
+
+/// An operand of a tensor operation: a tensor, or a host scalar that meets one.
+#[derive(Clone)]
+pub enum Operand {
+    Tensor(TensorValue),
+    Scalar(Scalar),
+}
+
+impl Operand {
+    fn meta(&self) -> Meta {
+        match self {
+            Operand::Tensor(tensor) => tensor.meta(),
+            Operand::Scalar(scalar) => Meta::scalar(scalar.dtype()),
+        }
+    }
+
+    fn to_tensor(&self) -> cpu::Tensor {
+        match self {
+            Operand::Tensor(tensor) => tensor.data().clone(),
+            Operand::Scalar(scalar) => cpu::Tensor::scalar(*scalar),
+        }
+    }
+}
+
+impl Interpreter {
+    /// Checks `op` against its operands with the shape rule, then computes it.
+    pub(super) fn apply(
+        &mut self,
+        mut op: Op,
+        operands: &[Operand],
+        span: Span,
+    ) -> Result<Vec<TensorValue>> {
+        let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
+        let predicted =
+            shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
+        let inputs: Vec<cpu::Tensor> = operands.iter().map(Operand::to_tensor).collect();
+        let outputs = cpu::run(&op, &inputs, &mut self.rng).map_err(|e| kernel_error(&e, span))?;
+        debug_assert!(
+            agrees(&predicted, &outputs),
+            "the shape rule of {op:?} predicted {predicted:?}"
+        );
+        Ok(outputs.into_iter().map(TensorValue::new).collect())
+    }
+
+    /// [`Interpreter::apply`] for an operation with one output, as a value.
+    pub(super) fn apply_one(&mut self, op: Op, operands: &[Operand], span: Span) -> Result<Value> {
+        let mut outputs = self.apply(op, operands, span)?;
+        Ok(Value::Tensor(outputs.swap_remove(0)))
+    }
+
+    /// The truth of a one-element bool tensor (`if`, `check`).
+    pub(super) fn tensor_truth(
+        &mut self,
+        tensor: &TensorValue,
+        span: Span,
+        context: &str,
+    ) -> Result<bool> {
+        match tensor.data().to_scalar() {
+            Some(Scalar::Bool(value)) if tensor.dtype() == crate::dtype::DType::Bool => Ok(value),
+            _ => Err(error(
+                Code::TypeError,
+                span,
+                format!(
+                    "{context} needs a bool or a one-element bool tensor, got a tensor {}",
+                    tensor.meta()
+                ),
+            )
+            .with_help("reduce it first, e.g. all(x > 0) or any(mask)")
+            .into()),
+        }
+    }
+
+    /// The rows of a tensor along its first dimension.
+    pub(super) fn tensor_rows(&mut self, tensor: &TensorValue, span: Span) -> Result<Vec<Value>> {
+        let Some(&rows) = tensor.shape().first() else {
+            return Err(error(Code::TypeError, span, "cannot iterate over a 0-d tensor").into());
+        };
+        (0..rows)
+            .map(|row| {
+                let op = Op::Index {
+                    items: vec![IndexSpec::Int((row as i64).into())],
+                };
+                self.apply_one(op, &[Operand::Tensor(tensor.clone())], span)
+            })
+            .collect()
+    }
+
+    /// `x.T`: the dimensions in reverse order.
+    pub(super) fn transpose_all(&mut self, tensor: TensorValue, span: Span) -> Result<Value> {
+        let dims = (0..tensor.ndim()).rev().collect();
+        self.apply_one(Op::Permute { dims }, &[Operand::Tensor(tensor)], span)
+    }
+}
+
+/// Whether the kernel's outputs have the dtypes and sizes the rule predicted (sizes the rule
+/// could not know, such as `nonzero()`'s row count, match anything).
+fn agrees(predicted: &[Meta], outputs: &[cpu::Tensor]) -> bool {
+    predicted.len() == outputs.len()
+        && predicted.iter().zip(outputs).all(|(meta, tensor)| {
+            meta.dtype == tensor.dtype()
+                && meta.ndim() == tensor.ndim()
+                && meta
+                    .shape
+                    .iter()
+                    .zip(tensor.shape())
+                    .all(|(dim, size)| *dim == UNKNOWN || dim.known() == Some(*size as i64))
+        })
+}
+
+pub(super) fn rule_error(rule: RuleError, span: Span) -> Box<Diagnostic> {
+    let code = match rule.kind {
+        RuleErrorKind::Shape => Code::ShapeError,
+        RuleErrorKind::Type => Code::TypeError,
+        RuleErrorKind::Value => Code::ValueError,
+        RuleErrorKind::DataDependentInt => Code::DataDependentInt,
+    };
+    let diagnostic = error(code, span, rule.message);
+    match rule.help {
+        Some(help) => diagnostic.with_help(help).into(),
+        None => diagnostic.into(),
+    }
+}
+
+pub(super) fn kernel_error(kernel: &KernelError, span: Span) -> Box<Diagnostic> {
+    let code = match kernel {
+        KernelError::TooLarge { .. } | KernelError::DivisionByZero | KernelError::Value(_) => {
+            Code::ValueError
+        }
+        KernelError::IndexOutOfRange { .. } | KernelError::Shape(_) | KernelError::Empty(_) => {
+            Code::ShapeError
+        }
+        KernelError::Type(_) => Code::TypeError,
+        KernelError::Input(_) => Code::InputError,
+    };
+    let diagnostic = error(code, span, kernel.to_string());
+    match kernel {
+        KernelError::DivisionByZero => diagnostic
+            .with_help("integer `//` and `%` need a non-zero divisor; use `/` for float division")
+            .into(),
+        KernelError::TooLarge { .. } => diagnostic
+            .with_help("check the sizes; tensors are limited to 2^31 elements")
+            .into(),
+        _ => diagnostic.into(),
+    }
+}

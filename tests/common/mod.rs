@@ -1,0 +1,276 @@
+//! Shared helpers for the integration tests: running TSL source with captured output, and
+//! reading the inline expectations of suite files.
+
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use tsl::diag::render;
+use tsl::diag::{Diagnostic, Severity};
+use tsl::eval::{Interpreter, Options, Output, Status};
+use tsl::source::SourceMap;
+
+/// One diagnostic as a test sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reported {
+    pub severity: Severity,
+    pub code: String,
+    pub line: Option<usize>,
+    pub file: Option<String>,
+    pub message: String,
+    pub rendered: String,
+    /// Call sites of the trace, innermost first, as (file, line).
+    pub trace: Vec<(String, usize)>,
+}
+
+impl Reported {
+    /// The line of `file` this diagnostic is reported at: its primary span if that is in
+    /// `file`, else the outermost call in `file` that led to it (a library error seen from the
+    /// user's code).
+    pub fn line_in(&self, file: &str) -> Option<usize> {
+        if self.file.as_deref() == Some(file) {
+            return self.line;
+        }
+        self.trace
+            .iter()
+            .rev()
+            .find(|(frame_file, _)| frame_file == file)
+            .map(|(_, line)| *line)
+    }
+}
+
+/// What a run produced.
+#[derive(Debug, Default)]
+pub struct Run {
+    pub stdout: String,
+    pub diagnostics: Vec<Reported>,
+    pub failed: bool,
+}
+
+#[derive(Default)]
+struct Captured {
+    stdout: String,
+    diagnostics: Vec<Reported>,
+}
+
+struct Capture(Rc<RefCell<Captured>>);
+
+impl Output for Capture {
+    fn print(&mut self, text: &str) {
+        self.0.borrow_mut().stdout.push_str(text);
+    }
+
+    fn diagnostic(&mut self, sources: &SourceMap, diagnostic: &Diagnostic) {
+        let position = diagnostic.span.map(|span| {
+            let file = sources.get(span.file);
+            (file.name.clone(), file.line_column(span.start as usize).0)
+        });
+        self.0.borrow_mut().diagnostics.push(Reported {
+            severity: diagnostic.severity,
+            code: diagnostic.code.as_str().to_string(),
+            line: position.as_ref().map(|(_, line)| *line),
+            file: position.map(|(file, _)| file),
+            message: diagnostic.message.clone(),
+            rendered: render::to_text(sources, diagnostic),
+            trace: diagnostic
+                .trace
+                .iter()
+                .map(|frame| {
+                    let file = sources.get(frame.call_site.file);
+                    let line = file.line_column(frame.call_site.start as usize).0;
+                    (file.name.clone(), line)
+                })
+                .collect(),
+        });
+    }
+}
+
+/// Runs a script file, capturing everything it prints and reports.
+pub fn run_file(path: &Path, options: Options) -> Run {
+    run_with(options, |interpreter| interpreter.run_file(path))
+}
+
+/// Runs source text as a script named `name`.
+pub fn run_source(name: &str, text: &str, options: Options) -> Run {
+    run_with(options, |interpreter| {
+        interpreter.run_source(name, None, text.to_string())
+    })
+}
+
+fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> Run {
+    let captured = Rc::new(RefCell::new(Captured::default()));
+    let status = {
+        let mut interpreter = Interpreter::new(options, Box::new(Capture(captured.clone())));
+        body(&mut interpreter)
+    };
+    let captured = captured.take();
+    Run {
+        stdout: captured.stdout,
+        diagnostics: captured.diagnostics,
+        failed: status == Status::Failed,
+    }
+}
+
+/// Runs `body` on a thread with the interpreter's large stack, as the CLI does.
+pub fn on_big_stack<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(tsl::eval::limits::STACK_BYTES)
+        .spawn(body)
+        .expect("spawning a test thread")
+        .join()
+        .expect("the test thread does not panic")
+}
+
+/// An expected diagnostic: its code at a line, with an optional message fragment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedDiagnostic {
+    pub severity: Severity,
+    pub code: String,
+    pub line: usize,
+    pub fragment: Option<String>,
+}
+
+/// The inline expectations of a suite file:
+/// `# out: TEXT` is the next expected stdout line (in file order);
+/// `# error: CODE` (or `# warning: CODE`) expects that diagnostic on this line, and
+/// `# error: CODE "text"` also expects `text` in its message; `# error@+1: …` (or `@-2`)
+/// expects it that many lines away, for lines that cannot carry a comment.
+/// A diagnostic raised inside a module counts at the line of this file that called into it.
+#[derive(Debug, Default)]
+pub struct Expectations {
+    pub stdout: Vec<String>,
+    pub diagnostics: Vec<ExpectedDiagnostic>,
+}
+
+pub fn expectations(text: &str) -> Expectations {
+    let mut expected = Expectations::default();
+    for (index, line) in text.lines().enumerate() {
+        let Some(comment) = comment_of(line) else {
+            continue;
+        };
+        if let Some(out) = comment.strip_prefix("out:") {
+            expected
+                .stdout
+                .push(out.strip_prefix(' ').unwrap_or(out).to_string());
+        } else if let Some((severity, line, rest)) = diagnostic_comment(comment, index + 1) {
+            expected.diagnostics.push(diagnostic(severity, rest, line));
+        }
+    }
+    expected
+}
+
+/// The text after the `#` that starts a comment (not one inside a string literal).
+fn comment_of(line: &str) -> Option<&str> {
+    let mut in_string = false;
+    let mut escaped = false;
+    for (at, c) in line.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '#' if !in_string => return Some(line[at + 1..].trim_start()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Splits `error: …`, `warning@+1: …` into severity, target line and the rest.
+fn diagnostic_comment(comment: &str, line: usize) -> Option<(Severity, usize, &str)> {
+    let (severity, rest) = if let Some(rest) = comment.strip_prefix("error") {
+        (Severity::Error, rest)
+    } else {
+        (Severity::Warning, comment.strip_prefix("warning")?)
+    };
+    let (offset, rest) = rest.split_once(':')?;
+    let line = match offset.strip_prefix('@') {
+        Some(offset) => line.checked_add_signed(offset.parse::<isize>().ok()?)?,
+        None if offset.is_empty() => line,
+        None => return None,
+    };
+    Some((severity, line, rest))
+}
+
+fn diagnostic(severity: Severity, rest: &str, line: usize) -> ExpectedDiagnostic {
+    let rest = rest.trim();
+    let (code, fragment) = match rest.split_once(' ') {
+        Some((code, fragment)) => (code, Some(fragment.trim().trim_matches('"').to_string())),
+        None => (rest, None),
+    };
+    ExpectedDiagnostic {
+        severity,
+        code: code.to_string(),
+        line,
+        fragment,
+    }
+}
+
+/// Compares a run with a file's expectations; each mismatch is one line of the result.
+pub fn mismatches(file: &str, run: &Run, expected: &Expectations) -> Vec<String> {
+    let mut problems = Vec::new();
+    let actual: Vec<&str> = run.stdout.lines().collect();
+    if actual != expected.stdout {
+        problems.push(format!(
+            "stdout differs\n  expected: {:?}\n  actual:   {:?}",
+            expected.stdout, actual
+        ));
+    }
+    let mut unmatched: Vec<&Reported> = run.diagnostics.iter().collect();
+    for want in &expected.diagnostics {
+        let found = unmatched.iter().position(|got| {
+            got.severity == want.severity
+                && got.code == want.code
+                && got.line_in(file) == Some(want.line)
+                && want
+                    .fragment
+                    .as_ref()
+                    .is_none_or(|fragment| got.message.contains(fragment.as_str()))
+        });
+        match found {
+            Some(position) => {
+                unmatched.remove(position);
+            }
+            None => problems.push(format!(
+                "missing {:?}[{}] at line {}{}",
+                want.severity,
+                want.code,
+                want.line,
+                want.fragment
+                    .as_ref()
+                    .map(|f| format!(" containing {f:?}"))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    for got in unmatched {
+        problems.push(format!("unexpected diagnostic:\n{}", got.rendered));
+    }
+    problems
+}
+
+/// Every `.tsl` file under `directory`, sorted.
+pub fn tsl_files(directory: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&directory) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|extension| extension == "tsl") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
