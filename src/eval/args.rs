@@ -174,6 +174,13 @@ impl Bound {
         }
     }
 
+    /// [`Bound::tensor`], moving the argument out so a temporary's buffer can be reused.
+    pub fn take_tensor(&mut self, index: usize) -> Result<TensorValue> {
+        let tensor = self.tensor(index)?;
+        self.slots[index] = None;
+        Ok(tensor)
+    }
+
     pub fn int(&self, index: usize) -> Result<i64> {
         match self.required(index)? {
             Value::Int(value) => Ok(*value),

@@ -128,7 +128,7 @@ impl Interpreter {
             };
             specs.splice(position..position, std::iter::repeat_n(full, missing));
         }
-        self.apply_one(Op::Index { items: specs }, &operands, span)
+        self.apply_one(Op::Index { items: specs }, operands, span)
     }
 
     fn index_spec(

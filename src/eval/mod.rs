@@ -79,6 +79,8 @@ pub struct Interpreter {
     rng: ChaCha8Rng,
     eval_depth: usize,
     call_depth: usize,
+    /// The module that cells (`run_cell`) share, created by the first cell.
+    session: Option<Rc<Module>>,
 }
 
 /// What running some source produced.
@@ -101,6 +103,7 @@ impl Interpreter {
             rng: ChaCha8Rng::seed_from_u64(0),
             eval_depth: 0,
             call_depth: 0,
+            session: None,
         }
     }
 
@@ -133,6 +136,26 @@ impl Interpreter {
             return Status::Failed;
         };
         let module = Rc::new(Module::new("<main>".to_string(), None, file));
+        match self.run_module(&module, &program) {
+            Ok(()) => Status::Ok,
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                Status::Failed
+            }
+        }
+    }
+
+    /// Runs `text` in the session's persistent module: definitions and variables of earlier
+    /// cells stay visible (the REPL and benchmarks use this).
+    pub fn run_cell(&mut self, name: &str, text: String) -> Status {
+        let file = self.sources.add(name, None, text);
+        let Some(program) = self.parse_reporting(file) else {
+            return Status::Failed;
+        };
+        let module = self
+            .session
+            .get_or_insert_with(|| Rc::new(Module::new("<session>".to_string(), None, file)))
+            .clone();
         match self.run_module(&module, &program) {
             Ok(()) => Status::Ok,
             Err(diagnostic) => {

@@ -54,23 +54,18 @@ impl Interpreter {
     }
 
     fn tensor_binary(&mut self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value> {
-        let operand = |value: &Value| match value {
-            Value::Tensor(tensor) => Some(Operand::Tensor(tensor.clone())),
-            other => scalar_of(other).map(Operand::Scalar),
+        let is_operand =
+            |value: &Value| matches!(value, Value::Tensor(_)) || scalar_of(value).is_some();
+        let both_tensors = matches!((&a, &b), (Value::Tensor(_), Value::Tensor(_)));
+        let tensor_op = match op {
+            BinaryOp::MatMul if both_tensors => Some(Op::MatMul),
+            BinaryOp::MatMul => None,
+            other => tensor_op(other).map(Op::Binary),
         };
-        let (Some(left), Some(right)) = (operand(&a), operand(&b)) else {
+        let (Some(tensor_op), true) = (tensor_op, is_operand(&a) && is_operand(&b)) else {
             return Err(unsupported(op, &a, &b, span));
         };
-        let op = match op {
-            BinaryOp::MatMul => {
-                if !matches!(left, Operand::Tensor(_)) || !matches!(right, Operand::Tensor(_)) {
-                    return Err(unsupported(BinaryOp::MatMul, &a, &b, span));
-                }
-                Op::MatMul
-            }
-            other => Op::Binary(tensor_op(other).ok_or_else(|| unsupported(op, &a, &b, span))?),
-        };
-        self.apply_one(op, &[left, right], span)
+        self.apply_one(tensor_op, vec![into_operand(a), into_operand(b)], span)
     }
 
     pub(super) fn negate(&mut self, value: Value, span: Span) -> Result<Value> {
@@ -82,7 +77,7 @@ impl Interpreter {
             Value::Bool(b) => Ok(Value::Int(-i64::from(b))),
             Value::Float(x) => Ok(Value::Float(-x)),
             Value::Tensor(tensor) => {
-                self.apply_one(Op::Unary(UnaryOp::Neg), &[Operand::Tensor(tensor)], span)
+                self.apply_one(Op::Unary(UnaryOp::Neg), vec![Operand::Tensor(tensor)], span)
             }
             other => Err(error(
                 Code::TypeError,
@@ -97,7 +92,7 @@ impl Interpreter {
         match value {
             Value::Bool(b) => Ok(Value::Bool(!b)),
             Value::Tensor(tensor) => {
-                self.apply_one(Op::Unary(UnaryOp::Not), &[Operand::Tensor(tensor)], span)
+                self.apply_one(Op::Unary(UnaryOp::Not), vec![Operand::Tensor(tensor)], span)
             }
             other => Err(error(
                 Code::TypeError,
@@ -107,6 +102,14 @@ impl Interpreter {
             .with_help("compare explicitly, e.g. `not (n == 0)`")
             .into()),
         }
+    }
+}
+
+/// A tensor or number as an operand, moved so a temporary tensor's buffer can be reused.
+fn into_operand(value: Value) -> Operand {
+    match value {
+        Value::Tensor(tensor) => Operand::Tensor(tensor),
+        other => Operand::Scalar(scalar_of(&other).expect("checked to be a number")),
     }
 }
 

@@ -28,27 +28,28 @@ impl Operand {
         }
     }
 
-    fn to_tensor(&self) -> cpu::Tensor {
+    fn into_tensor(self) -> cpu::Tensor {
         match self {
-            Operand::Tensor(tensor) => tensor.data().clone(),
-            Operand::Scalar(scalar) => cpu::Tensor::scalar(*scalar),
+            Operand::Tensor(tensor) => tensor.into_data(),
+            Operand::Scalar(scalar) => cpu::Tensor::scalar(scalar),
         }
     }
 }
 
 impl Interpreter {
-    /// Checks `op` against its operands with the shape rule, then computes it.
+    /// Checks `op` against its operands with the shape rule, then computes it. Operands are
+    /// consumed, so a temporary's buffer can hold the result.
     pub(super) fn apply(
         &mut self,
         mut op: Op,
-        operands: &[Operand],
+        operands: Vec<Operand>,
         span: Span,
     ) -> Result<Vec<TensorValue>> {
         let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
         let predicted =
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
-        let inputs: Vec<cpu::Tensor> = operands.iter().map(Operand::to_tensor).collect();
-        let outputs = cpu::run(&op, &inputs, &mut self.rng).map_err(|e| kernel_error(&e, span))?;
+        let inputs: Vec<cpu::Tensor> = operands.into_iter().map(Operand::into_tensor).collect();
+        let outputs = cpu::run(&op, inputs, &mut self.rng).map_err(|e| kernel_error(&e, span))?;
         debug_assert!(
             agrees(&predicted, &outputs),
             "the shape rule of {op:?} predicted {predicted:?}"
@@ -57,7 +58,12 @@ impl Interpreter {
     }
 
     /// [`Interpreter::apply`] for an operation with one output, as a value.
-    pub(super) fn apply_one(&mut self, op: Op, operands: &[Operand], span: Span) -> Result<Value> {
+    pub(super) fn apply_one(
+        &mut self,
+        op: Op,
+        operands: Vec<Operand>,
+        span: Span,
+    ) -> Result<Value> {
         let mut outputs = self.apply(op, operands, span)?;
         Ok(Value::Tensor(outputs.swap_remove(0)))
     }
@@ -94,7 +100,7 @@ impl Interpreter {
                 let op = Op::Index {
                     items: vec![IndexSpec::Int((row as i64).into())],
                 };
-                self.apply_one(op, &[Operand::Tensor(tensor.clone())], span)
+                self.apply_one(op, vec![Operand::Tensor(tensor.clone())], span)
             })
             .collect()
     }
@@ -102,7 +108,7 @@ impl Interpreter {
     /// `x.T`: the dimensions in reverse order.
     pub(super) fn transpose_all(&mut self, tensor: TensorValue, span: Span) -> Result<Value> {
         let dims = (0..tensor.ndim()).rev().collect();
-        self.apply_one(Op::Permute { dims }, &[Operand::Tensor(tensor)], span)
+        self.apply_one(Op::Permute { dims }, vec![Operand::Tensor(tensor)], span)
     }
 }
 

@@ -75,6 +75,15 @@ impl TensorValue {
         &self.0.data
     }
 
+    /// The data, without copying the reference when this value is its only holder (so a
+    /// kernel may reuse the buffer).
+    pub fn into_data(self) -> cpu::Tensor {
+        match Rc::try_unwrap(self.0) {
+            Ok(cell) => cell.data,
+            Err(shared) => shared.data.clone(),
+        }
+    }
+
     pub fn dtype(&self) -> DType {
         self.0.data.dtype()
     }

@@ -10,8 +10,26 @@ use crate::graph::op::{IndexSpec, Number, Op};
 use crate::graph::shape::Dim;
 
 /// Computes `op` on `inputs` (scalars arrive as 0-d tensors). Every size in `op` must be
-/// concrete.
-pub fn run(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<Tensor>> {
+/// concrete. Inputs are taken by value so that elementwise kernels can write into a buffer
+/// nobody else holds.
+pub fn run(op: &Op, inputs: Vec<Tensor>, rng: &mut ChaCha8Rng) -> Result<Vec<Tensor>> {
+    let one = |tensor: Result<Tensor>| tensor.map(|tensor| vec![tensor]);
+    match op {
+        Op::Binary(binary) => {
+            let Ok([left, right]) = <[Tensor; 2]>::try_from(inputs) else {
+                return Err(arity(op));
+            };
+            one(super::binary_owned(*binary, left, right))
+        }
+        Op::Unary(unary) => {
+            let input = inputs.into_iter().next().ok_or_else(|| arity(op))?;
+            one(super::unary_owned(*unary, input))
+        }
+        _ => run_borrowed(op, &inputs, rng),
+    }
+}
+
+fn run_borrowed(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<Tensor>> {
     let one = |tensor: Result<Tensor>| tensor.map(|tensor| vec![tensor]);
     let input = || inputs.first().ok_or_else(|| arity(op));
     match op {
@@ -26,13 +44,7 @@ pub fn run(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<Tenso
             None,
         )),
         Op::Randn { shape } => one(super::randn(&sizes(shape)?, rng)),
-        Op::Binary(binary) => {
-            let [left, right] = inputs else {
-                return Err(arity(op));
-            };
-            one(super::binary(*binary, left, right))
-        }
-        Op::Unary(unary) => one(super::unary(*unary, input()?)),
+        Op::Binary(_) | Op::Unary(_) => unreachable!("run() computes elementwise ops in place"),
         Op::Cast(dtype) => Ok(vec![input()?.cast(*dtype)]),
         Op::Where => {
             let [condition, left, right] = inputs else {

@@ -124,7 +124,7 @@ pub fn float(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("float", &["value"])?;
     if let Value::Tensor(tensor) = args.required(0)? {
         let operand = Operand::Tensor(tensor.clone());
-        return interpreter.apply_one(Op::Cast(crate::dtype::DType::F32), &[operand], args.span);
+        return interpreter.apply_one(Op::Cast(crate::dtype::DType::F32), vec![operand], args.span);
     }
     match args.required(0)? {
         Value::Int(i) => Ok(Value::Float(*i as f64)),
@@ -253,7 +253,7 @@ pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         Value::Float(x) => Ok(Value::Float(x.abs())),
         Value::Tensor(tensor) => {
             let operand = Operand::Tensor(tensor.clone());
-            interpreter.apply_one(Op::Unary(UnaryOp::Abs), &[operand], args.span)
+            interpreter.apply_one(Op::Unary(UnaryOp::Abs), vec![operand], args.span)
         }
         other => Err(args.wrong(0, "a number or a tensor", other)),
     }

@@ -122,7 +122,7 @@ fn filled(
     let dtype = args.dtype(1)?.unwrap_or(DType::F32);
     let shape = shape_of(args.sizes()?);
     let fill = Operand::Scalar(Scalar::Int(value));
-    interpreter.apply_one(Op::Full { shape, dtype }, &[fill], args.span)
+    interpreter.apply_one(Op::Full { shape, dtype }, vec![fill], args.span)
 }
 
 pub fn zeros(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -151,7 +151,7 @@ pub fn full(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let dtype = args.dtype(2)?.unwrap_or(value.dtype());
     interpreter.apply_one(
         Op::Full { shape, dtype },
-        &[Operand::Scalar(value)],
+        vec![Operand::Scalar(value)],
         args.span,
     )
 }
@@ -174,10 +174,10 @@ pub fn arange(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         Some(_) => number(2)?,
         None => Number::Int(Dim::ONE),
     };
-    let range = interpreter.apply_one(Op::Arange { start, end, step }, &[], args.span)?;
+    let range = interpreter.apply_one(Op::Arange { start, end, step }, vec![], args.span)?;
     match (args.dtype(3)?, range) {
         (Some(dtype), Value::Tensor(tensor)) if tensor.dtype() != dtype => {
-            interpreter.apply_one(Op::Cast(dtype), &[Operand::Tensor(tensor)], args.span)
+            interpreter.apply_one(Op::Cast(dtype), vec![Operand::Tensor(tensor)], args.span)
         }
         (_, range) => Ok(range),
     }
@@ -186,7 +186,7 @@ pub fn arange(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn randn(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("randn", &["*sizes"])?;
     let shape = shape_of(args.sizes()?);
-    interpreter.apply_one(Op::Randn { shape }, &[], args.span)
+    interpreter.apply_one(Op::Randn { shape }, vec![], args.span)
 }
 
 pub fn load(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {

@@ -63,7 +63,7 @@ fn one_tensor(
 ) -> Result<Value> {
     let args = args.bind(name, &["x"])?;
     let tensor = args.tensor(0)?;
-    interpreter.apply_one(op, &[Operand::Tensor(tensor)], args.span)
+    interpreter.apply_one(op, vec![Operand::Tensor(tensor)], args.span)
 }
 
 pub fn nonzero(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -76,11 +76,11 @@ pub fn unique(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 
 pub fn masked_select(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("masked_select", &["x", "mask"])?;
-    let operands = [
+    let operands = vec![
         Operand::Tensor(args.tensor(0)?),
         Operand::Tensor(args.tensor(1)?),
     ];
-    interpreter.apply_one(Op::MaskedSelect, &operands, args.span)
+    interpreter.apply_one(Op::MaskedSelect, operands, args.span)
 }
 
 /// `repeat_interleave(counts)` gives indices repeated by counts; `x.repeat_interleave(counts,
@@ -89,7 +89,7 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
     let args = args.bind("repeat_interleave", &["x", "repeats", "dim"])?;
     let x = args.tensor(0)?;
     let Some(repeats) = args.get(1) else {
-        return interpreter.apply_one(Op::RepeatIndices, &[Operand::Tensor(x)], args.span);
+        return interpreter.apply_one(Op::RepeatIndices, vec![Operand::Tensor(x)], args.span);
     };
     let counts = match repeats {
         Value::Tensor(counts) => counts.clone(),
@@ -105,7 +105,7 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
     let op = Op::RepeatInterleave { dim };
     interpreter.apply_one(
         op,
-        &[Operand::Tensor(x), Operand::Tensor(counts)],
+        vec![Operand::Tensor(x), Operand::Tensor(counts)],
         args.span,
     )
 }

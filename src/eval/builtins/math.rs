@@ -15,9 +15,9 @@ fn unary(
     name: &'static str,
     op: UnaryOp,
 ) -> Result<Value> {
-    let args = args.bind(name, &["x"])?;
-    let tensor = args.tensor(0)?;
-    interpreter.apply_one(Op::Unary(op), &[Operand::Tensor(tensor)], args.span)
+    let mut args = args.bind(name, &["x"])?;
+    let tensor = args.take_tensor(0)?;
+    interpreter.apply_one(Op::Unary(op), vec![Operand::Tensor(tensor)], args.span)
 }
 
 pub fn exp(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -60,8 +60,8 @@ pub fn elementwise_pair(
     args: &Bound,
     op: BinaryOp,
 ) -> Result<Value> {
-    let operands = [operand(args, 0)?, operand(args, 1)?];
-    interpreter.apply_one(Op::Binary(op), &operands, args.span)
+    let operands = vec![operand(args, 0)?, operand(args, 1)?];
+    interpreter.apply_one(Op::Binary(op), operands, args.span)
 }
 
 pub fn maximum(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -77,8 +77,8 @@ pub fn minimum(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn where_(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("where", &["condition", "x", "y"])?;
     let condition = Operand::Tensor(args.tensor(0)?);
-    let operands = [condition, operand(&args, 1)?, operand(&args, 2)?];
-    interpreter.apply_one(Op::Where, &operands, args.span)
+    let operands = vec![condition, operand(&args, 1)?, operand(&args, 2)?];
+    interpreter.apply_one(Op::Where, operands, args.span)
 }
 
 pub fn clamp(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -101,7 +101,7 @@ pub fn clamp(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         min: args.get(1).is_some(),
         max: args.get(2).is_some(),
     };
-    interpreter.apply_one(op, &operands, args.span)
+    interpreter.apply_one(op, operands, args.span)
 }
 
 fn cast(
@@ -112,7 +112,7 @@ fn cast(
 ) -> Result<Value> {
     let args = args.bind(name, &["x"])?;
     let tensor = args.tensor(0)?;
-    interpreter.apply_one(Op::Cast(dtype), &[Operand::Tensor(tensor)], args.span)
+    interpreter.apply_one(Op::Cast(dtype), vec![Operand::Tensor(tensor)], args.span)
 }
 
 pub fn long(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -134,7 +134,7 @@ pub fn to(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         )
         .into());
     };
-    interpreter.apply_one(Op::Cast(dtype), &[Operand::Tensor(tensor)], args.span)
+    interpreter.apply_one(Op::Cast(dtype), vec![Operand::Tensor(tensor)], args.span)
 }
 
 /// A reduction of argument 0 over the argument at `dim_index` (an int, a list of ints, or
@@ -160,7 +160,7 @@ pub fn reduce_over(
     let tensor = args.tensor(0)?;
     let dims = reduction_dims(args, dim_index, tensor.ndim(), op)?;
     let op = Op::Reduce { op, dims, keepdim };
-    interpreter.apply_one(op, &[Operand::Tensor(tensor)], args.span)
+    interpreter.apply_one(op, vec![Operand::Tensor(tensor)], args.span)
 }
 
 fn reduction_dims(
@@ -244,21 +244,21 @@ pub fn cumsum(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("cumsum", &["x", "dim"])?;
     let tensor = args.tensor(0)?;
     let dim = args.dim(1, tensor.ndim())?;
-    interpreter.apply_one(Op::Cumsum { dim }, &[Operand::Tensor(tensor)], args.span)
+    interpreter.apply_one(Op::Cumsum { dim }, vec![Operand::Tensor(tensor)], args.span)
 }
 
 pub fn diff(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("diff", &["x", "dim"])?;
     let tensor = args.tensor(0)?;
     let dim = args.dim_or(1, tensor.ndim(), -1)?;
-    interpreter.apply_one(Op::Diff { dim }, &[Operand::Tensor(tensor)], args.span)
+    interpreter.apply_one(Op::Diff { dim }, vec![Operand::Tensor(tensor)], args.span)
 }
 
 pub fn matmul(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("matmul", &["a", "b"])?;
-    let operands = [
+    let operands = vec![
         Operand::Tensor(args.tensor(0)?),
         Operand::Tensor(args.tensor(1)?),
     ];
-    interpreter.apply_one(Op::MatMul, &operands, args.span)
+    interpreter.apply_one(Op::MatMul, operands, args.span)
 }

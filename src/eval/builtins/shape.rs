@@ -45,7 +45,7 @@ fn apply_to(
     tensor: TensorValue,
     op: Op,
 ) -> Result<Value> {
-    interpreter.apply_one(op, &[Operand::Tensor(tensor)], args.span)
+    interpreter.apply_one(op, vec![Operand::Tensor(tensor)], args.span)
 }
 
 /// `reshape(*shape)` and `view(*shape)`; one size may be -1.
@@ -182,7 +182,7 @@ pub fn cat(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     }
     let dim = args.dim_or(1, tensors[0].ndim(), 0)?;
     let operands: Vec<Operand> = tensors.into_iter().map(Operand::Tensor).collect();
-    interpreter.apply_one(Op::Cat { dim }, &operands, args.span)
+    interpreter.apply_one(Op::Cat { dim }, operands, args.span)
 }
 
 pub fn stack(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -190,7 +190,7 @@ pub fn stack(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let tensors = tensor_list(&args)?;
     let dim = args.dim_or(1, tensors[0].ndim() + 1, 0)?;
     let operands: Vec<Operand> = tensors.into_iter().map(Operand::Tensor).collect();
-    interpreter.apply_one(Op::Stack { dim }, &operands, args.span)
+    interpreter.apply_one(Op::Stack { dim }, operands, args.span)
 }
 
 /// `split(x, size, dim)` in chunks of `size`, or `split(x, [sizes], dim)`: a list of tensors.
@@ -225,7 +225,7 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     };
     let parts = interpreter.apply(
         Op::Split { sizes, dim },
-        &[Operand::Tensor(tensor)],
+        vec![Operand::Tensor(tensor)],
         args.span,
     )?;
     Ok(Value::list(parts.into_iter().map(Value::Tensor).collect()))
@@ -263,7 +263,7 @@ fn indexed(interpreter: &mut Interpreter, args: CallArgs, name: &'static str) ->
     };
     interpreter.apply_one(
         op,
-        &[Operand::Tensor(tensor), Operand::Tensor(index)],
+        vec![Operand::Tensor(tensor), Operand::Tensor(index)],
         args.span,
     )
 }

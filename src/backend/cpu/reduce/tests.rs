@@ -117,7 +117,9 @@ fn output_dtypes() {
     ]);
     for input in [flags, ints(&[1], &[1])] {
         let error = reduce(Mean, &input, None, false).unwrap_err();
-        assert!(matches!(error, KernelError::Type(ref message) if message.contains("needs an f32 tensor")));
+        assert!(
+            matches!(error, KernelError::Type(ref message) if message.contains("needs an f32 tensor"))
+        );
     }
 }
 
