@@ -148,6 +148,24 @@ impl Code {
     }
 }
 
+impl Code {
+    /// The text under a primary span when a diagnostic gives none.
+    pub fn default_label(self) -> &'static str {
+        match self {
+            Code::SyntaxError => "here",
+            Code::NameError => "not found",
+            Code::TypeError => "wrong kind of value",
+            Code::ShapeError => "sizes do not fit",
+            Code::DataDependentGuard | Code::DataDependentInt => "depends on data",
+            Code::CheckFailed | Code::DeviceCheckFailed => "this check failed",
+            Code::InputError => "cannot be used",
+            Code::RecompileLimit => "compiled too often",
+            Code::ValueError => "bad value",
+            Code::RecursionLimit => "nested too deeply",
+        }
+    }
+}
+
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -181,6 +199,8 @@ pub struct Label {
 pub struct Frame {
     pub function: String,
     pub call_site: Span,
+    /// How many times in a row this same call was made (recursion), at least 1.
+    pub repeated: usize,
 }
 
 /// A problem found anywhere in TSL, from lexing to a compiled runtime assert.
@@ -263,11 +283,21 @@ impl Diagnostic {
         self
     }
 
-    /// Records that the error passed through a call of `function` at `call_site`.
+    /// Records that the error passed through a call of `function` at `call_site`; the same
+    /// call repeated (recursion) is counted rather than listed again.
     pub fn push_frame(&mut self, function: impl Into<String>, call_site: Span) {
+        let function = function.into();
+        if let Some(last) = self.trace.last_mut()
+            && last.function == function
+            && last.call_site == call_site
+        {
+            last.repeated += 1;
+            return;
+        }
         self.trace.push(Frame {
-            function: function.into(),
+            function,
             call_site,
+            repeated: 1,
         });
     }
 

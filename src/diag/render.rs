@@ -34,6 +34,24 @@ pub fn write(
     }
 }
 
+/// Removes ANSI escape sequences (ariadne colours custom report headers even when asked not to).
+fn strip_escapes(text: &[u8]) -> Vec<u8> {
+    let mut plain = Vec::with_capacity(text.len());
+    let mut bytes = text.iter().copied().peekable();
+    while let Some(byte) = bytes.next() {
+        if byte == 0x1b && bytes.peek() == Some(&b'[') {
+            for inner in bytes.by_ref() {
+                if inner.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(byte);
+        }
+    }
+    plain
+}
+
 /// Renders a diagnostic for people, without colour (what snapshots and tests compare).
 pub fn to_text(sources: &SourceMap, diagnostic: &Diagnostic) -> String {
     let mut buffer = Vec::new();
@@ -49,15 +67,11 @@ fn write_human(
 ) -> io::Result<()> {
     let header = format!("{}[{}]", diagnostic.severity.as_str(), diagnostic.code);
     let Some(span) = diagnostic.span else {
-        writeln!(out, "{header}: {}", diagnostic.message)?;
-        for note in &diagnostic.notes {
-            writeln!(out, "  = note: {note}")?;
-        }
-        if let Some(help) = &diagnostic.help {
-            writeln!(out, "  = help: {help}")?;
-        }
-        return Ok(());
+        return write_plain(out, &header, diagnostic, None);
     };
+    if touches_long_line(sources, diagnostic) {
+        return write_plain(out, &header, diagnostic, Some(excerpt(sources, span)));
+    }
     let kind_color = match diagnostic.severity {
         Severity::Error => Color::Red,
         Severity::Warning => Color::Yellow,
@@ -73,9 +87,13 @@ fn write_human(
         report = report.with_label(AriadneLabel::new(at(label.span)).with_message(&label.message));
     }
     for (depth, frame) in diagnostic.trace.iter().enumerate() {
+        let message = match frame.repeated {
+            1 => format!("in this call of `{}`", frame.function),
+            count => format!("in {count} nested calls of `{}`", frame.function),
+        };
         report = report.with_label(
             AriadneLabel::new(at(frame.call_site))
-                .with_message(format!("in this call of `{}`", frame.function))
+                .with_message(message)
                 .with_order(i32::try_from(depth + 1).unwrap_or(i32::MAX)),
         );
     }
@@ -85,7 +103,73 @@ fn write_human(
     if let Some(help) = &diagnostic.help {
         report = report.with_help(help);
     }
-    report.finish().write(SourceCache::new(sources), out)
+    if color {
+        return report.finish().write(SourceCache::new(sources), out);
+    }
+    let mut buffer = Vec::new();
+    report
+        .finish()
+        .write(SourceCache::new(sources), &mut buffer)?;
+    out.write_all(&strip_escapes(&buffer))
+}
+
+/// Lines longer than this are not echoed whole; the diagnostic shows an excerpt instead.
+const MAX_LINE: usize = 400;
+
+fn touches_long_line(sources: &SourceMap, diagnostic: &Diagnostic) -> bool {
+    let spans = diagnostic
+        .span
+        .into_iter()
+        .chain(diagnostic.secondary.iter().map(|label| label.span))
+        .chain(diagnostic.trace.iter().map(|frame| frame.call_site));
+    spans.into_iter().any(|span| {
+        let text = &sources.get(span.file).text;
+        let start = text[..span.start as usize]
+            .rfind('\n')
+            .map_or(0, |at| at + 1);
+        let end = text[span.end as usize..]
+            .find('\n')
+            .map_or(text.len(), |at| span.end as usize + at);
+        end - start > MAX_LINE
+    })
+}
+
+/// `file:line:column` and up to 60 characters of source around the start of `span`.
+fn excerpt(sources: &SourceMap, span: Span) -> String {
+    let text = &sources.get(span.file).text;
+    let start = span.start as usize;
+    let from = text[..start]
+        .char_indices()
+        .rev()
+        .take(20)
+        .last()
+        .map_or(start, |(at, _)| at);
+    let shown: String = text[from..]
+        .chars()
+        .take_while(|c| *c != '\n')
+        .take(60)
+        .collect();
+    format!("{}\n   | …{shown}…", sources.location(span))
+}
+
+/// The diagnostic without a source excerpt (no span, or a line too long to echo).
+fn write_plain(
+    out: &mut dyn Write,
+    header: &str,
+    diagnostic: &Diagnostic,
+    location: Option<String>,
+) -> io::Result<()> {
+    writeln!(out, "{header}: {}", diagnostic.message)?;
+    if let Some(location) = location {
+        writeln!(out, "  --> {location}")?;
+    }
+    for note in &diagnostic.notes {
+        writeln!(out, "  = note: {note}")?;
+    }
+    if let Some(help) = &diagnostic.help {
+        writeln!(out, "  = help: {help}")?;
+    }
+    Ok(())
 }
 
 fn primary_label(diagnostic: &Diagnostic, span: Span, color: bool) -> AriadneLabel<AriadneSpan> {
@@ -95,10 +179,11 @@ fn primary_label(diagnostic: &Diagnostic, span: Span, color: bool) -> AriadneLab
     } else {
         label
     };
-    match &diagnostic.label {
-        Some(message) => label.with_message(message),
-        None => label,
-    }
+    let message = diagnostic
+        .label
+        .as_deref()
+        .unwrap_or_else(|| diagnostic.code.default_label());
+    label.with_message(message)
 }
 
 type AriadneSpan = (FileId, std::ops::Range<usize>);
@@ -157,6 +242,7 @@ pub fn to_json(sources: &SourceMap, diagnostic: &Diagnostic) -> serde_json::Valu
         .map(|frame| {
             let mut object = position(sources, frame.call_site);
             object["function"] = json!(frame.function);
+            object["repeated"] = json!(frame.repeated);
             object
         })
         .collect();

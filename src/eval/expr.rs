@@ -98,7 +98,7 @@ impl Interpreter {
         let diagnostic = error(
             Code::NameError,
             name.span,
-            format!("`{}` is not defined", name.name),
+            format!("`{}` is not defined", shorten(&name.name)),
         );
         match suggest(&name.name, self.visible_names()) {
             Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
@@ -292,8 +292,19 @@ fn module_names(module: &super::Module) -> Vec<String> {
         .collect()
 }
 
+/// A name as messages show it: very long names are cut.
+fn shorten(name: &str) -> String {
+    if name.chars().count() <= 60 {
+        return name.to_string();
+    }
+    format!("{}…", name.chars().take(60).collect::<String>())
+}
+
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
 pub(super) fn suggest(name: &str, candidates: Vec<String>) -> Option<String> {
+    if name.len() > 64 {
+        return None;
+    }
     candidates
         .into_iter()
         .filter(|candidate| candidate != name)

@@ -153,9 +153,15 @@ impl<'input> ParseCtx<'input> {
         self.expr(kind, start, end)
     }
 
-    /// `(e)` is `e` itself, with a span that includes the parentheses.
+    /// `(e)` is `e` itself, with a span that includes the parentheses. Parentheses count
+    /// toward the nesting limit, as in Python's parser.
     pub fn parenthesized(&self, mut inner: Expr, start: usize, end: usize) -> Expr {
         inner.span = self.span(start, end);
+        inner.depth += 1;
+        if inner.depth > MAX_NESTING {
+            self.too_deep(inner.span);
+            return Expr::error(inner.span);
+        }
         inner
     }
 
@@ -570,7 +576,9 @@ print(head(ones(3), arange(10).float()))
     #[test]
     fn deep_nesting_is_one_error_not_a_crash() {
         let parens = format!("let x = {}1{}", "(".repeat(100_000), ")".repeat(100_000));
-        assert!(messages(&parens).is_empty());
+        assert_eq!(messages(&parens).len(), 1);
+        let unclosed = format!("let x = {}1", "(".repeat(100_000));
+        assert!(!messages(&unclosed).is_empty());
         let lists = format!("let x = {}1{}", "[".repeat(5_000), "]".repeat(5_000));
         assert_eq!(
             messages(&lists),

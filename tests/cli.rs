@@ -1,0 +1,131 @@
+//! The command line: both ways to run a script, `--eager`, `--error-format json`, `explain`,
+//! `--help`/`--version`, and the exit statuses of spec §9.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn tsl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tsl"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("running tsl")
+}
+
+fn script(name: &str, text: &str) -> PathBuf {
+    let directory = std::env::temp_dir().join(format!("tsl-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("creating a temporary directory");
+    let path = directory.join(name);
+    std::fs::write(&path, text).expect("writing a script");
+    path
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn runs_a_script_both_ways() {
+    let path = script("ok.tsl", "print(arange(3) * 2)\n");
+    let path = path.to_str().unwrap();
+    for args in [
+        vec![path],
+        vec!["run", path],
+        vec!["run", path, "--eager"],
+        vec!["--eager", path],
+    ] {
+        let output = tsl(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), "tensor([0, 2, 4], dtype=i64)\n");
+    }
+}
+
+#[test]
+fn errors_exit_with_status_one_after_earlier_output() {
+    let path = script(
+        "fails.tsl",
+        "print(\"before\")\nprint(zeros(2) + zeros(3))\nprint(\"after\")\n",
+    );
+    let output = tsl(&[path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "before\n");
+    assert!(stderr(&output).starts_with("error[shape-error]: shapes [2] and [3] cannot broadcast"));
+}
+
+#[test]
+fn json_diagnostics_are_one_object_per_line() {
+    let path = script("json.tsl", "let x = 1 +\nlet y = * 2\n");
+    let output = tsl(&["--error-format", "json", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = stderr(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is one JSON object"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for (object, line) in lines.iter().zip([1, 2]) {
+        for field in [
+            "severity",
+            "code",
+            "message",
+            "file",
+            "line",
+            "column",
+            "end_line",
+            "end_column",
+            "notes",
+            "help",
+        ] {
+            assert!(object.get(field).is_some(), "missing {field} in {object}");
+        }
+        assert_eq!(object["code"], "syntax-error");
+        assert_eq!(object["line"], line);
+    }
+    let missing = tsl(&["--error-format", "json", "missing.tsl"]);
+    let object: serde_json::Value = serde_json::from_str(stderr(&missing).trim()).unwrap();
+    assert_eq!(object["code"], "input-error");
+    assert!(object["line"].is_null());
+}
+
+#[test]
+fn usage_errors_exit_with_status_two() {
+    assert_eq!(tsl(&["--no-such-flag"]).status.code(), Some(2));
+    assert_eq!(tsl(&["run"]).status.code(), Some(2));
+    assert_eq!(
+        tsl(&["--error-format", "xml", "x.tsl"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(tsl(&["explain", "no-such-code"]).status.code(), Some(2));
+}
+
+#[test]
+fn help_version_and_explain() {
+    let help = tsl(&["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(stdout(&help).contains("--error-format"));
+    let version = tsl(&["--version"]);
+    assert_eq!(
+        stdout(&version).trim(),
+        format!("tsl {}", env!("CARGO_PKG_VERSION"))
+    );
+    let explain = tsl(&["explain", "data-dependent-guard"]);
+    assert_eq!(explain.status.code(), Some(0));
+    assert!(stdout(&explain).contains("check u0 * 2 == u1 * 3"));
+}
+
+#[test]
+fn the_gpu_device_is_reported_unavailable() {
+    let path = script("gpu.tsl", "print(1)\n");
+    let output = tsl(&["run", path.to_str().unwrap(), "--device", "gpu"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("error[input-error]"));
+}

@@ -1,0 +1,87 @@
+//! Snapshots of rendered diagnostics (colour off), one per code the eager interpreter raises,
+//! plus the JSON form and an error inside a std function seen from the user's code.
+
+mod common;
+
+use common::{on_big_stack, run_source};
+use tsl::eval::Options;
+
+/// Renders every diagnostic `source` produces, in order.
+fn rendered(source: &'static str) -> String {
+    on_big_stack(move || {
+        let run = run_source("demo.tsl", source, Options::default());
+        assert!(run.failed, "the program was expected to fail");
+        run.diagnostics
+            .iter()
+            .map(|diagnostic| diagnostic.rendered.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+macro_rules! snapshot {
+    ($name:ident, $source:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(rendered($source));
+        }
+    };
+}
+
+snapshot!(
+    syntax_error,
+    "let x = 1 +\nprint(x))\nlet y = 2 $ 3\nif x = 1 { print(x) }\n"
+);
+snapshot!(name_error, "let length = 3\nprint(lenght + 1)\n");
+snapshot!(name_error_method, "let x = zeros(3)\nprint(x.summ())\n");
+snapshot!(type_error, "let x = tensor([1, 2])\nprint(x.mean())\n");
+snapshot!(
+    type_error_arity,
+    "fn f(a, b) { return a + b }\nprint(f(1, 2, 3))\n"
+);
+snapshot!(
+    shape_error_matmul,
+    "let a = zeros(2, 3)\nlet b = zeros(4, 5)\nprint(a @ b)\n"
+);
+snapshot!(
+    shape_error_annotation,
+    "fn f(x: f32[n, 3], y: f32[n]) { return x }\nf(zeros(2, 3), zeros(4))\n"
+);
+snapshot!(
+    check_failed,
+    "let n = 3\ncheck n > 5, \"need more than 5 rows, got {n}\"\n"
+);
+snapshot!(
+    device_check_failed,
+    "fn positive(a) {\n    check all(a > 0), \"should throw\"\n    return a * 2\n}\npositive(tensor([1.0, -2.0]))\n"
+);
+snapshot!(input_error, "let x = load(\"missing.npy\")\n");
+snapshot!(value_error, "let x = tensor([1, 2])\nprint(x // 0)\n");
+snapshot!(
+    recursion_limit,
+    "fn down(n) {\n    return down(n - 1)\n}\ndown(3)\n"
+);
+snapshot!(
+    error_inside_std,
+    "use std.jagged as jagged\nlet values = tensor([1.0, 2.0])\nprint(jagged.split_by_lengths(values, tensor([1, 2])))\n"
+);
+
+#[test]
+fn json_object() {
+    let mut sources = tsl::source::SourceMap::new();
+    let file = sources.add(
+        "demo.tsl",
+        None,
+        "let n = 3\ncheck n > 5, \"too few\"\n".into(),
+    );
+    let diagnostic = tsl::diag::Diagnostic::error(
+        tsl::diag::Code::CheckFailed,
+        tsl::source::Span::new(file, 10, 32),
+        "too few",
+    )
+    .with_label("this check failed")
+    .with_note("n = 3")
+    .with_help("pass more rows");
+    let json = tsl::diag::render::to_json(&sources, &diagnostic);
+    insta::assert_snapshot!(serde_json::to_string_pretty(&json).expect("JSON serialises"));
+}
