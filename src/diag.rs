@@ -194,13 +194,21 @@ pub struct Label {
     pub message: String,
 }
 
-/// One call on the way to the error: the function that was entered and the call site.
+/// One step on the way to the error: a call of a function, or the `use` that ran a module.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
+    /// The function called (`nn.softmax`), or the module used (`std.nn`, a file path).
     pub function: String,
     pub call_site: Span,
     /// How many times in a row this same call was made (recursion), at least 1.
     pub repeated: usize,
+    pub kind: FrameKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    Call,
+    Use,
 }
 
 /// A problem found anywhere in TSL, from lexing to a compiled runtime assert.
@@ -286,7 +294,15 @@ impl Diagnostic {
     /// Records that the error passed through a call of `function` at `call_site`; the same
     /// call repeated (recursion) is counted rather than listed again.
     pub fn push_frame(&mut self, function: impl Into<String>, call_site: Span) {
-        let function = function.into();
+        self.push(function.into(), call_site, FrameKind::Call);
+    }
+
+    /// Records that the error happened while running the module used at `use_site`.
+    pub fn push_use(&mut self, module: impl Into<String>, use_site: Span) {
+        self.push(module.into(), use_site, FrameKind::Use);
+    }
+
+    fn push(&mut self, function: String, call_site: Span, kind: FrameKind) {
         if let Some(last) = self.trace.last_mut()
             && last.function == function
             && last.call_site == call_site
@@ -298,6 +314,7 @@ impl Diagnostic {
             function,
             call_site,
             repeated: 1,
+            kind,
         });
     }
 

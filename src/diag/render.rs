@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use ariadne::{Cache, Color, Config, IndexType, Label as AriadneLabel, Report, ReportKind, Source};
 use serde_json::json;
 
-use super::{Diagnostic, Severity};
+use super::{Diagnostic, FrameKind, Severity};
 use crate::source::{FileId, SourceMap, Span};
 
 /// How diagnostics are written to stderr (`--error-format`).
@@ -87,9 +87,12 @@ fn write_human(
         report = report.with_label(AriadneLabel::new(at(label.span)).with_message(&label.message));
     }
     for (depth, frame) in diagnostic.trace.iter().enumerate() {
-        let message = match frame.repeated {
-            1 => format!("in this call of `{}`", frame.function),
-            count => format!("in {count} nested calls of `{}`", frame.function),
+        let message = match (frame.kind, frame.repeated) {
+            (FrameKind::Use, _) => format!("while running `{}`, used here", frame.function),
+            (FrameKind::Call, 1) => format!("in this call of `{}`", frame.function),
+            (FrameKind::Call, count) => {
+                format!("in {count} nested calls of `{}`", frame.function)
+            }
         };
         report = report.with_label(
             AriadneLabel::new(at(frame.call_site))
@@ -243,6 +246,10 @@ pub fn to_json(sources: &SourceMap, diagnostic: &Diagnostic) -> serde_json::Valu
             let mut object = position(sources, frame.call_site);
             object["function"] = json!(frame.function);
             object["repeated"] = json!(frame.repeated);
+            object["kind"] = json!(match frame.kind {
+                FrameKind::Call => "call",
+                FrameKind::Use => "use",
+            });
             object
         })
         .collect();

@@ -123,7 +123,9 @@ impl Interpreter {
             for diagnostic in earlier {
                 self.report(diagnostic);
             }
-            return Err(Box::new(last.clone()));
+            let mut last = Box::new(last.clone());
+            last.push_use(key, decl.span);
+            return Err(last);
         }
         let mut module = Module::new(key.to_string(), Some(alias.to_string()), file);
         module.used_at = Some(decl.span);
@@ -131,7 +133,10 @@ impl Interpreter {
         self.loading.push(key.to_string());
         let result = self.run_module(&module, &parsed.program);
         self.loading.pop();
-        result?;
+        result.map_err(|mut diagnostic| {
+            diagnostic.push_use(key, decl.span);
+            diagnostic
+        })?;
         self.modules.insert(key.to_string(), module.clone());
         Ok(module)
     }

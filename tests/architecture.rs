@@ -1,0 +1,127 @@
+//! Checks the dependency invariants stated in ARCHITECTURE.md by reading the sources.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(directory: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![directory.to_path_buf()];
+    while let Some(directory) = pending.pop() {
+        for entry in std::fs::read_dir(&directory)
+            .expect("reading src/")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|extension| extension == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every line of the files under `module` that mentions one of `forbidden`.
+fn violations(module: &str, forbidden: &[&str]) -> Vec<String> {
+    let root = src().join(module);
+    let files = if root.is_dir() {
+        rust_files(&root)
+    } else {
+        vec![root.with_extension("rs")]
+    };
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("reading a source file");
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for pattern in forbidden {
+                if code.contains(pattern) {
+                    found.push(format!(
+                        "{}:{}: {}",
+                        file.display(),
+                        number + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn syntax_knows_no_values_or_tensors() {
+    let forbidden = [
+        "crate::eval",
+        "crate::graph",
+        "crate::backend",
+        "crate::sym",
+        "ndarray",
+    ];
+    assert_eq!(violations("syntax", &forbidden), Vec::<String>::new());
+}
+
+#[test]
+fn sym_knows_no_tensors_graphs_or_syntax() {
+    let forbidden = [
+        "crate::eval",
+        "crate::graph",
+        "crate::backend",
+        "crate::syntax",
+        "crate::dtype",
+        "ndarray",
+    ];
+    assert_eq!(violations("sym", &forbidden), Vec::<String>::new());
+}
+
+#[test]
+fn graph_never_imports_a_backend_or_the_interpreter() {
+    let forbidden = [
+        "crate::backend",
+        "crate::eval",
+        "crate::syntax",
+        "ndarray",
+        "wgpu",
+    ];
+    assert_eq!(violations("graph", &forbidden), Vec::<String>::new());
+}
+
+#[test]
+fn backend_never_imports_the_interpreter_or_syntax() {
+    let forbidden = ["crate::eval", "crate::syntax"];
+    assert_eq!(violations("backend", &forbidden), Vec::<String>::new());
+}
+
+#[test]
+fn only_the_renderer_imports_ariadne() {
+    let users: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|file| !file.ends_with("diag/render.rs"))
+        .filter(|file| {
+            std::fs::read_to_string(file)
+                .expect("reading a source file")
+                .contains("ariadne::")
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert_eq!(users, Vec::<String>::new());
+}
+
+#[test]
+fn only_main_exits_the_process() {
+    let exits: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|file| !file.ends_with("main.rs"))
+        .filter(|file| {
+            std::fs::read_to_string(file)
+                .expect("reading a source file")
+                .contains("process::exit")
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert_eq!(exits, Vec::<String>::new());
+}
