@@ -1,0 +1,340 @@
+//! Facts, as `check` teaches them: bounds and excluded values on linear forms, disjunctions,
+//! and replacements, indexed by term and by symbol so that a query only touches facts about
+//! its own terms.
+//!
+//! Every comparison is canonically `form <relation> bound`, so one table keyed by form holds
+//! everything known about `u0`, `u0 // 2` or `u0 + u1 + u2` alike: a comparison with a
+//! constant narrows the form's range, `!=` excludes a value, and `a < b` is `b - a >= 1`,
+//! which already implies `a <= b - 1` and `a != b`. Bounds on a bare symbol live in the
+//! symbol's own range.
+
+use super::env::ShapeEnv;
+use super::node::{ExprId, FxHashMap, FxHashSet, Node, Relation};
+use super::range::Range;
+use super::symbol::SymbolId;
+
+/// What is known about one linear form.
+#[derive(Clone, Debug)]
+pub(super) struct FormFacts {
+    /// Bounds on the form's value (unused for a bare symbol, whose range holds them).
+    pub bounds: Range,
+    /// Values the form is known not to take.
+    pub excluded: Vec<i64>,
+    /// Extra bounds assumed only by size-oblivious queries (`u < N` after `check_size u, max = N`).
+    pub oblivious: Range,
+    /// False once a replacement rewrote the form; its facts then live on the rewritten form.
+    pub live: bool,
+}
+
+impl Default for FormFacts {
+    fn default() -> Self {
+        FormFacts {
+            bounds: Range::ALL,
+            excluded: Vec::new(),
+            oblivious: Range::ALL,
+            live: true,
+        }
+    }
+}
+
+/// All facts of an environment.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Facts {
+    forms: FxHashMap<ExprId, FormFacts>,
+    /// Forms of two or more terms that contain a term: where linear reasoning looks.
+    by_term: FxHashMap<ExprId, Vec<ExprId>>,
+    /// Forms and disjunctions that mention a symbol: for explanations and replacements.
+    by_symbol: Vec<Vec<ExprId>>,
+    disjunctions: FxHashSet<ExprId>,
+    /// Negations of known disjunctions: `not (a or b)` is known false.
+    refuted: FxHashSet<ExprId>,
+    by_disjunct: FxHashMap<ExprId, Vec<ExprId>>,
+    replacements: Vec<Option<ExprId>>,
+    /// For each symbol, the symbols whose replacement mentions it.
+    replacement_users: Vec<Vec<SymbolId>>,
+    replaced: usize,
+}
+
+impl Facts {
+    pub(super) fn add_symbol(&mut self) {
+        self.by_symbol.push(Vec::new());
+        self.replacements.push(None);
+        self.replacement_users.push(Vec::new());
+    }
+
+    pub(super) fn replacement(&self, symbol: SymbolId) -> Option<ExprId> {
+        self.replacements.get(symbol.index()).copied().flatten()
+    }
+
+    pub(super) fn is_replaced(&self, symbol: SymbolId) -> bool {
+        self.replacement(symbol).is_some()
+    }
+
+    pub(super) fn has_replacements(&self) -> bool {
+        self.replaced > 0
+    }
+
+    pub(super) fn set_replacement(&mut self, symbol: SymbolId, expr: ExprId) {
+        if self.replacements[symbol.index()].replace(expr).is_none() {
+            self.replaced += 1;
+        }
+    }
+
+    pub(super) fn retarget(&mut self, symbol: SymbolId, expr: ExprId) {
+        self.replacements[symbol.index()] = Some(expr);
+    }
+
+    pub(super) fn add_replacement_user(&mut self, used: SymbolId, user: SymbolId) {
+        self.replacement_users[used.index()].push(user);
+    }
+
+    pub(super) fn take_replacement_users(&mut self, symbol: SymbolId) -> Vec<SymbolId> {
+        std::mem::take(&mut self.replacement_users[symbol.index()])
+    }
+
+    pub(super) fn take_symbol_facts(&mut self, symbol: SymbolId) -> Vec<ExprId> {
+        std::mem::take(&mut self.by_symbol[symbol.index()])
+    }
+
+    /// The live facts that mention a symbol.
+    pub(super) fn symbol_facts(&self, symbol: SymbolId) -> impl Iterator<Item = ExprId> + '_ {
+        self.by_symbol[symbol.index()]
+            .iter()
+            .copied()
+            .filter(|fact| self.is_live(*fact))
+    }
+
+    fn is_live(&self, fact: ExprId) -> bool {
+        self.disjunctions.contains(&fact) || self.forms.get(&fact).is_some_and(|f| f.live)
+    }
+
+    /// The facts on a form, if any are live.
+    pub(super) fn form(&self, form: ExprId) -> Option<&FormFacts> {
+        self.forms.get(&form).filter(|facts| facts.live)
+    }
+
+    /// Learned bounds of a form (with the size-oblivious assumptions when asked).
+    pub(super) fn form_bounds(&self, form: ExprId, oblivious: bool) -> Option<Range> {
+        let facts = self.form(form)?;
+        Some(if oblivious {
+            facts.bounds.intersect(facts.oblivious)
+        } else {
+            facts.bounds
+        })
+    }
+
+    pub(super) fn excluded(&self, form: ExprId) -> &[i64] {
+        self.form(form).map_or(&[], |facts| &facts.excluded)
+    }
+
+    /// The live forms of two or more terms containing `term`.
+    pub(super) fn forms_with(&self, term: ExprId) -> &[ExprId] {
+        self.by_term.get(&term).map_or(&[], Vec::as_slice)
+    }
+
+    pub(super) fn is_known_disjunction(&self, cond: ExprId) -> bool {
+        self.disjunctions.contains(&cond)
+    }
+
+    pub(super) fn is_refuted(&self, cond: ExprId) -> bool {
+        self.refuted.contains(&cond)
+    }
+
+    pub(super) fn disjunctions_with(&self, disjunct: ExprId) -> &[ExprId] {
+        self.by_disjunct.get(&disjunct).map_or(&[], Vec::as_slice)
+    }
+
+    pub(super) fn forget_disjunction(&mut self, cond: ExprId) -> bool {
+        self.disjunctions.remove(&cond)
+    }
+
+    /// Marks a form's facts as moved elsewhere and returns them.
+    pub(super) fn retire_form(&mut self, form: ExprId) -> Option<FormFacts> {
+        let facts = self.forms.get_mut(&form).filter(|facts| facts.live)?;
+        facts.live = false;
+        Some(facts.clone())
+    }
+}
+
+impl ShapeEnv {
+    /// Learns that `cond` holds (it has already been checked not to be false).
+    pub(super) fn learn(&mut self, cond: ExprId) {
+        let cond = self.resolve(cond);
+        match self.arena.node(cond).clone() {
+            Node::And(args) => args.iter().for_each(|&arg| self.learn(arg)),
+            Node::Or(args) => self.learn_disjunction(cond, &args),
+            Node::Compare {
+                relation,
+                form,
+                bound,
+            } => self.learn_relation(relation, form, bound),
+            _ => {}
+        }
+    }
+
+    /// Remembers `cond` as an extra assumption of size-oblivious queries only.
+    pub(super) fn assume_when_oblivious(&mut self, cond: ExprId) {
+        let cond = self.resolve(cond);
+        if let Node::Compare {
+            relation,
+            form,
+            bound,
+        } = *self.arena.node(cond)
+        {
+            let range = match relation {
+                Relation::Le => Range::at_most(bound),
+                Relation::Ge => Range::at_least(bound),
+                Relation::Eq => Range::exactly(bound),
+                Relation::Ne => return,
+            };
+            let facts = self.form_entry(form);
+            facts.oblivious = facts.oblivious.intersect(range);
+            self.touch();
+        }
+    }
+
+    fn learn_relation(&mut self, relation: Relation, form: ExprId, bound: i64) {
+        match relation {
+            Relation::Eq => {
+                if !self.try_replace(form, bound) {
+                    self.tighten(form, Range::exactly(bound));
+                }
+            }
+            Relation::Le => self.tighten(form, Range::at_most(bound)),
+            Relation::Ge => self.tighten(form, Range::at_least(bound)),
+            Relation::Ne => self.exclude(form, bound),
+        }
+    }
+
+    fn learn_disjunction(&mut self, cond: ExprId, args: &[ExprId]) {
+        if !self.facts.disjunctions.insert(cond) {
+            return;
+        }
+        for &symbol in &self.arena.data(cond).free {
+            self.facts.by_symbol[symbol.index()].push(cond);
+        }
+        for &arg in args {
+            self.facts.by_disjunct.entry(arg).or_default().push(cond);
+        }
+        if let Ok(negation) = self.not(cond) {
+            self.facts.refuted.insert(negation);
+        }
+        self.touch();
+    }
+
+    /// What is known of a form's value: its symbol's range, or its learned bounds.
+    fn known_range(&self, form: ExprId) -> Range {
+        match self.arena.node(form) {
+            Node::Symbol(symbol) => self.symbols[symbol.index()].range,
+            _ => self
+                .facts
+                .form(form)
+                .map_or(Range::ALL, |facts| facts.bounds),
+        }
+    }
+
+    fn tighten(&mut self, form: ExprId, range: Range) {
+        let current = self.known_range(form);
+        let narrowed = self.skip_excluded(form, current.intersect(range));
+        if narrowed == current {
+            return;
+        }
+        match *self.arena.node(form) {
+            Node::Symbol(symbol) => self.symbols[symbol.index()].range = narrowed,
+            _ => self.form_entry(form).bounds = narrowed,
+        }
+        self.touch();
+        if let Some(value) = narrowed.constant() {
+            self.try_replace(form, value);
+        }
+    }
+
+    fn exclude(&mut self, form: ExprId, value: i64) {
+        if !self.known_range(form).contains(value) || self.facts.excluded(form).contains(&value) {
+            return;
+        }
+        self.form_entry(form).excluded.push(value);
+        self.touch();
+        self.tighten(form, Range::ALL);
+    }
+
+    /// Moves range ends off excluded values.
+    fn skip_excluded(&self, form: ExprId, mut range: Range) -> Range {
+        let excluded = self.facts.excluded(form);
+        while range.finite_lo().is_some() && excluded.contains(&range.lo) && !range.is_empty() {
+            range.lo += 1;
+        }
+        while range.finite_hi().is_some() && excluded.contains(&range.hi) && !range.is_empty() {
+            range.hi -= 1;
+        }
+        range
+    }
+
+    /// The facts of a form, created and indexed on first use.
+    fn form_entry(&mut self, form: ExprId) -> &mut FormFacts {
+        if !self.facts.forms.contains_key(&form) {
+            self.index_form(form);
+        }
+        let facts = self.facts.forms.entry(form).or_default();
+        facts.live = true;
+        facts
+    }
+
+    fn index_form(&mut self, form: ExprId) {
+        let data = self.arena.data(form);
+        if let Node::Sum { terms, .. } = &data.node {
+            for &(term, _) in terms {
+                self.facts.by_term.entry(term).or_default().push(form);
+            }
+        }
+        for &symbol in &data.free {
+            self.facts.by_symbol[symbol.index()].push(form);
+        }
+    }
+
+    /// `form == value` as a replacement of the form's latest symbol, when that symbol appears
+    /// once, linearly, with coefficient ±1: an unbacked symbol is only ever replaced by
+    /// backed symbols and earlier unbacked ones.
+    fn try_replace(&mut self, form: ExprId, value: i64) -> bool {
+        let data = self.arena.data(form);
+        let latest = data
+            .free
+            .iter()
+            .copied()
+            .max_by_key(|symbol| self.symbols[symbol.index()].rank());
+        let Some(symbol) = latest else {
+            return false;
+        };
+        let target = self.symbol_exprs[symbol.index()];
+        let poly = self.poly(form);
+        let mut coefficient = None;
+        let mut rest = Vec::with_capacity(poly.terms.len());
+        for &(term, c) in &poly.terms {
+            if term == target {
+                coefficient = Some(c);
+            } else if self.arena.data(term).free.contains(&symbol) {
+                return false;
+            } else {
+                rest.push((term, c));
+            }
+        }
+        let Some(sign @ (1 | -1)) = coefficient else {
+            return false;
+        };
+        // symbol = sign * (value - rest)
+        for (_, c) in &mut rest {
+            let Some(moved) = c.checked_mul(-sign) else {
+                return false;
+            };
+            *c = moved;
+        }
+        let Some(constant) = value.checked_mul(sign) else {
+            return false;
+        };
+        let Ok(expr) = self.make_sum(rest, constant) else {
+            return false;
+        };
+        self.set_replacement(symbol, expr);
+        true
+    }
+}

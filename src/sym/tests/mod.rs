@@ -1,0 +1,4 @@
+//! Tests of the symbolic engine: rules as rows, §6 scenarios as scripts, soundness by proptest.
+
+mod rules;
+mod support;
