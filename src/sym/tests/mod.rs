@@ -1,4 +1,6 @@
 //! Tests of the symbolic engine: rules as rows, §6 scenarios as scripts, soundness by proptest.
 
 mod rules;
+mod scenarios;
+mod soundness;
 mod support;
