@@ -3,7 +3,8 @@
 use crate::source::Span;
 
 use super::facts::Facts;
-use super::node::{Arena, ExprId, FxHashSet, Node};
+use super::linear::BoundMemo;
+use super::node::{Arena, ExprId, FxHashMap, FxHashSet, Node};
 use super::range::Range;
 use super::symbol::{Origin, Symbol, SymbolId, SymbolKind};
 
@@ -77,6 +78,8 @@ pub(super) struct Caches {
     pub exact: Vec<(u32, Range)>,
     pub oblivious: Vec<(u32, Range)>,
     pub resolved: Vec<(u32, ExprId)>,
+    /// Linear search results per (form, negated, size-oblivious).
+    pub bounds: FxHashMap<(ExprId, bool, bool), BoundMemo>,
 }
 
 /// Reusable buffers, so that queries do not allocate.

@@ -16,6 +16,8 @@ use super::symbol::SymbolId;
 /// What is known about one linear form.
 #[derive(Clone, Debug)]
 pub(super) struct FormFacts {
+    /// The form.
+    pub form: ExprId,
     /// Bounds on the form's value (unused for a bare symbol, whose range holds them).
     pub bounds: Range,
     /// Values the form is known not to take.
@@ -24,15 +26,19 @@ pub(super) struct FormFacts {
     pub oblivious: Range,
     /// False once a replacement rewrote the form; its facts then live on the rewritten form.
     pub live: bool,
+    /// Whether the form is listed in [`Facts::bounding`] for its upper and its lower bound.
+    indexed: [bool; 2],
 }
 
-impl Default for FormFacts {
-    fn default() -> Self {
+impl FormFacts {
+    fn new(form: ExprId) -> Self {
         FormFacts {
+            form,
             bounds: Range::ALL,
             excluded: Vec::new(),
             oblivious: Range::ALL,
             live: true,
+            indexed: [false; 2],
         }
     }
 }
@@ -40,9 +46,12 @@ impl Default for FormFacts {
 /// All facts of an environment.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Facts {
-    forms: FxHashMap<ExprId, FormFacts>,
-    /// Forms of two or more terms that contain a term: where linear reasoning looks.
-    by_term: FxHashMap<ExprId, Vec<ExprId>>,
+    entries: Vec<FormFacts>,
+    /// Index of each form's entry.
+    forms: FxHashMap<ExprId, u32>,
+    /// For a term and a sign, the facts that bound `sign*term` from above once oriented: each
+    /// fact's entry and its coefficient on the term. Where linear reasoning looks.
+    by_term: FxHashMap<(ExprId, bool), Vec<(u32, i64)>>,
     /// Forms and disjunctions that mention a symbol: for explanations and replacements.
     by_symbol: Vec<Vec<ExprId>>,
     disjunctions: FxHashSet<ExprId>,
@@ -105,12 +114,18 @@ impl Facts {
     }
 
     fn is_live(&self, fact: ExprId) -> bool {
-        self.disjunctions.contains(&fact) || self.forms.get(&fact).is_some_and(|f| f.live)
+        self.disjunctions.contains(&fact) || self.form(fact).is_some()
     }
 
     /// The facts on a form, if any are live.
     pub(super) fn form(&self, form: ExprId) -> Option<&FormFacts> {
-        self.forms.get(&form).filter(|facts| facts.live)
+        let &index = self.forms.get(&form)?;
+        Some(&self.entries[index as usize]).filter(|facts| facts.live)
+    }
+
+    /// One entry, by index.
+    pub(super) fn entry(&self, index: u32) -> &FormFacts {
+        &self.entries[index as usize]
     }
 
     /// Learned bounds of a form (with the size-oblivious assumptions when asked).
@@ -127,9 +142,17 @@ impl Facts {
         self.form(form).map_or(&[], |facts| &facts.excluded)
     }
 
-    /// The live forms of two or more terms containing `term`.
-    pub(super) fn forms_with(&self, term: ExprId) -> &[ExprId] {
-        self.by_term.get(&term).map_or(&[], Vec::as_slice)
+    /// Facts of two or more terms that can bound `term` (`-term` when not `positive`) from
+    /// above, with their coefficient on `term`; some may be retired.
+    pub(super) fn bounding(&self, term: ExprId, positive: bool) -> &[(u32, i64)] {
+        self.by_term
+            .get(&(term, positive))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether any fact of two or more terms mentions `term`.
+    pub(super) fn mentions(&self, term: ExprId) -> bool {
+        !self.bounding(term, true).is_empty() || !self.bounding(term, false).is_empty()
     }
 
     pub(super) fn is_known_disjunction(&self, cond: ExprId) -> bool {
@@ -150,7 +173,8 @@ impl Facts {
 
     /// Marks a form's facts as moved elsewhere and returns them.
     pub(super) fn retire_form(&mut self, form: ExprId) -> Option<FormFacts> {
-        let facts = self.forms.get_mut(&form).filter(|facts| facts.live)?;
+        let &index = self.forms.get(&form)?;
+        let facts = Some(&mut self.entries[index as usize]).filter(|facts| facts.live)?;
         facts.live = false;
         Some(facts.clone())
     }
@@ -189,6 +213,7 @@ impl ShapeEnv {
             };
             let facts = self.form_entry(form);
             facts.oblivious = facts.oblivious.intersect(range);
+            self.index_bounds(form);
             self.touch();
         }
     }
@@ -239,9 +264,11 @@ impl ShapeEnv {
         if narrowed == current {
             return;
         }
-        match *self.arena.node(form) {
-            Node::Symbol(symbol) => self.symbols[symbol.index()].range = narrowed,
-            _ => self.form_entry(form).bounds = narrowed,
+        if let Node::Symbol(symbol) = *self.arena.node(form) {
+            self.symbols[symbol.index()].range = narrowed;
+        } else {
+            self.form_entry(form).bounds = narrowed;
+            self.index_bounds(form);
         }
         self.touch();
         if let Some(value) = narrowed.constant() {
@@ -272,23 +299,51 @@ impl ShapeEnv {
 
     /// The facts of a form, created and indexed on first use.
     fn form_entry(&mut self, form: ExprId) -> &mut FormFacts {
-        if !self.facts.forms.contains_key(&form) {
-            self.index_form(form);
-        }
-        let facts = self.facts.forms.entry(form).or_default();
+        let index = match self.facts.forms.get(&form) {
+            Some(&index) => index,
+            None => self.index_form(form),
+        };
+        let facts = &mut self.facts.entries[index as usize];
         facts.live = true;
         facts
     }
 
-    fn index_form(&mut self, form: ExprId) {
+    fn index_form(&mut self, form: ExprId) -> u32 {
+        let index = self.facts.entries.len() as u32;
+        self.facts.entries.push(FormFacts::new(form));
+        self.facts.forms.insert(form, index);
         let data = self.arena.data(form);
-        if let Node::Sum { terms, .. } = &data.node {
-            for &(term, _) in terms {
-                self.facts.by_term.entry(term).or_default().push(form);
-            }
-        }
         for &symbol in &data.free {
             self.facts.by_symbol[symbol.index()].push(form);
+        }
+        index
+    }
+
+    /// Lists a form of several terms under each of its terms once its upper (lower) bound
+    /// becomes finite in some mode.
+    fn index_bounds(&mut self, form: ExprId) {
+        let Some(&index) = self.facts.forms.get(&form) else {
+            return;
+        };
+        let Node::Sum { terms, .. } = self.arena.node(form) else {
+            return;
+        };
+        let entry = &mut self.facts.entries[index as usize];
+        let (bounds, oblivious) = (entry.bounds, entry.oblivious);
+        let finite = [
+            bounds.finite_hi().or(oblivious.finite_hi()).is_some(),
+            bounds.finite_lo().or(oblivious.finite_lo()).is_some(),
+        ];
+        for (side, finite) in finite.into_iter().enumerate() {
+            if !finite || entry.indexed[side] {
+                continue;
+            }
+            entry.indexed[side] = true;
+            for &(term, coefficient) in terms {
+                let positive = (coefficient > 0) == (side == 0);
+                let list = self.facts.by_term.entry((term, positive)).or_default();
+                list.push((index, coefficient));
+            }
         }
     }
 

@@ -7,7 +7,8 @@
 //! Fourier–Motzkin step, taken along a single path. Each state is bounded by interval
 //! arithmetic over its terms' ranges. The search is depth-first over the facts that contain one
 //! chosen term, with a fixed budget of states and of facts per term, so a query costs the same
-//! however many facts the environment holds.
+//! however many facts the environment holds. Results are remembered per form until a fact
+//! changes, like ranges.
 
 use super::env::ShapeEnv;
 use super::node::{ExprId, Node};
@@ -17,7 +18,7 @@ use super::range::widen;
 const STATE_BUDGET: u32 = 24;
 /// Most eliminations along one path.
 const DEPTH_LIMIT: u32 = 4;
-/// Most facts tried per eliminated term (the most recent ones).
+/// Most facts tried per eliminated term (the most recent usable ones).
 const FACTS_PER_TERM: usize = 8;
 /// Most index entries scanned to find them.
 const SCAN_LIMIT: usize = 32;
@@ -34,6 +35,24 @@ struct Search {
     oblivious: bool,
 }
 
+/// A fact ready to eliminate a term.
+#[derive(Clone, Copy)]
+struct UsableFact {
+    form: ExprId,
+    coefficient: i128,
+    bound: i128,
+}
+
+/// A remembered search result, valid while the epoch matches.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BoundMemo {
+    epoch: u32,
+    best: i128,
+    /// The search ran out of states or facts rather than stopping at its goal, so `best` is
+    /// all it can prove.
+    complete: bool,
+}
+
 /// One state: `scale*form <= stack[start..] + constant`.
 #[derive(Clone, Copy)]
 struct State {
@@ -45,7 +64,8 @@ struct State {
 
 impl ShapeEnv {
     /// The best upper bound of `form` (of `-form` when `negate`) that the facts prove within the
-    /// budget, stopping as soon as it is at most `goal`; [`UNBOUNDED`] when none.
+    /// budget, stopping as soon as it is at most `goal`; [`UNBOUNDED`] when none. Results are
+    /// remembered until a fact changes.
     pub(super) fn linear_upper_bound(
         &mut self,
         form: ExprId,
@@ -53,6 +73,29 @@ impl ShapeEnv {
         goal: i128,
         oblivious: bool,
     ) -> i128 {
+        let key = (form, negate, oblivious);
+        if let Some(memo) = self.cache.bounds.get(&key) {
+            if memo.epoch == self.cache.epoch && (memo.best <= goal || memo.complete) {
+                return memo.best;
+            }
+        }
+        let mut search = Search {
+            budget: STATE_BUDGET,
+            best: UNBOUNDED,
+            goal,
+            oblivious,
+        };
+        self.search(form, negate, &mut search);
+        let memo = BoundMemo {
+            epoch: self.cache.epoch,
+            best: search.best,
+            complete: search.best > goal,
+        };
+        self.cache.bounds.insert(key, memo);
+        search.best
+    }
+
+    fn search(&mut self, form: ExprId, negate: bool, search: &mut Search) {
         let mut stack = std::mem::take(&mut self.scratch.linear);
         stack.clear();
         let sign = if negate { -1 } else { 1 };
@@ -62,30 +105,21 @@ impl ShapeEnv {
             }
             _ => stack.push((form, sign)),
         }
-        let mut search = Search {
-            budget: STATE_BUDGET,
-            best: UNBOUNDED,
-            goal,
-            oblivious,
-        };
         let root = State {
             start: 0,
             scale: 1,
             constant: 0,
             depth: 0,
         };
-        self.explore(&mut stack, root, &mut search);
+        self.explore(&mut stack, root, search);
         self.scratch.linear = stack;
-        search.best
     }
 
     /// Whether some term of the form appears in a fact with other terms.
     pub(super) fn has_linear_facts(&self, form: ExprId) -> bool {
         match self.arena.node(form) {
-            Node::Sum { terms, .. } => terms
-                .iter()
-                .any(|&(t, _)| !self.facts.forms_with(t).is_empty()),
-            _ => !self.facts.forms_with(form).is_empty(),
+            Node::Sum { terms, .. } => terms.iter().any(|&(t, _)| self.facts.mentions(t)),
+            _ => self.facts.mentions(form),
         }
     }
 
@@ -105,14 +139,22 @@ impl ShapeEnv {
         let Some((term, coefficient)) = pick else {
             return;
         };
-        let (facts, count) = self.candidate_facts(term, coefficient, search.oblivious);
-        for &(fact, bound) in &facts[..count] {
+        let positive = coefficient > 0;
+        let listed = self.facts.bounding(term, positive).len();
+        let mut tried = 0;
+        for position in (0..listed).rev().take(SCAN_LIMIT) {
+            let (index, fact_coefficient) = self.facts.bounding(term, positive)[position];
+            let fact = self.usable_fact(index, fact_coefficient, coefficient, search.oblivious);
+            let Some(fact) = fact else {
+                continue;
+            };
             let child_start = stack.len();
-            if let Some(child) = self.eliminate(stack, state, term, coefficient, fact, bound) {
+            if let Some(child) = self.eliminate(stack, state, coefficient, fact) {
                 self.explore(stack, child, search);
             }
             stack.truncate(child_start);
-            if search.budget == 0 || search.best <= search.goal {
+            tried += 1;
+            if tried == FACTS_PER_TERM || search.budget == 0 || search.best <= search.goal {
                 return;
             }
         }
@@ -128,6 +170,7 @@ impl ShapeEnv {
     ) -> (Option<i128>, Option<(ExprId, i128)>) {
         let mut upper = Some(constant);
         let mut pick: Option<(bool, usize, ExprId, i128)> = None;
+        let mut hopeless = false;
         for &(term, coefficient) in terms {
             let range = self.range_in(term, oblivious);
             let end = if coefficient > 0 {
@@ -137,81 +180,72 @@ impl ShapeEnv {
             };
             let contribution = end.and_then(|end| coefficient.checked_mul(widen(end)));
             upper = upper.zip(contribution).and_then(|(u, c)| u.checked_add(c));
-            let facts = self.facts.forms_with(term).len();
+            let facts = self.facts.bounding(term, coefficient > 0).len();
+            // An unbounded term that no fact mentions can never cancel.
+            hopeless |= contribution.is_none() && facts == 0;
             let candidate = (contribution.is_some(), facts, term, coefficient);
             if facts > 0 && pick.is_none_or(|best| (candidate.0, candidate.1) < (best.0, best.1)) {
                 pick = Some(candidate);
             }
         }
+        let pick = pick.filter(|_| !hopeless);
         (
             upper,
             pick.map(|(_, _, term, coefficient)| (term, coefficient)),
         )
     }
 
-    /// Recent live facts containing `term` that bound it in the needed direction, each with
-    /// the bound of `G = ±fact` oriented so that its coefficient on `term` has the sign of
-    /// `coefficient`.
-    fn candidate_facts(
+    /// A live fact that bounds the chosen term in this mode: its form, its coefficient on the
+    /// term, and the upper bound of `G = ±form` oriented so that `G`'s coefficient on the term
+    /// has the sign of `coefficient`.
+    fn usable_fact(
         &self,
-        term: ExprId,
+        index: u32,
+        fact_coefficient: i64,
         coefficient: i128,
         oblivious: bool,
-    ) -> ([(ExprId, i128); FACTS_PER_TERM], usize) {
-        let mut found = [(term, 0); FACTS_PER_TERM];
-        let mut count = 0;
-        for &fact in self.facts.forms_with(term).iter().rev().take(SCAN_LIMIT) {
-            let Some(bounds) = self.facts.form_bounds(fact, oblivious) else {
-                continue;
-            };
-            let Some(fact_coefficient) = self.coefficient_in(fact, term) else {
-                continue;
-            };
-            let aligned = (fact_coefficient > 0) == (coefficient > 0);
-            let bound = if aligned {
-                bounds.finite_hi().map(i128::from)
-            } else {
-                bounds.finite_lo().map(|lo| -i128::from(lo))
-            };
-            if let Some(bound) = bound {
-                found[count] = (fact, bound);
-                count += 1;
-                if count == FACTS_PER_TERM {
-                    break;
-                }
-            }
+    ) -> Option<UsableFact> {
+        let entry = self.facts.entry(index);
+        if !entry.live {
+            return None;
         }
-        (found, count)
+        let bounds = if oblivious {
+            entry.bounds.intersect(entry.oblivious)
+        } else {
+            entry.bounds
+        };
+        let fact_coefficient = i128::from(fact_coefficient);
+        let aligned = (fact_coefficient > 0) == (coefficient > 0);
+        let bound = if aligned {
+            i128::from(bounds.finite_hi()?)
+        } else {
+            -i128::from(bounds.finite_lo()?)
+        };
+        Some(UsableFact {
+            form: entry.form,
+            coefficient: fact_coefficient,
+            bound,
+        })
     }
 
-    fn coefficient_in(&self, form: ExprId, term: ExprId) -> Option<i64> {
-        match self.arena.node(form) {
-            Node::Sum { terms, .. } => terms.iter().find(|t| t.0 == term).map(|t| t.1),
-            _ => None,
-        }
-    }
-
-    /// Pushes the child state that cancels `term` with `fact`; `None` when coefficients grow
-    /// too large.
+    /// Pushes the child state that cancels the chosen term with `fact`; `None` when
+    /// coefficients grow too large.
     fn eliminate(
         &self,
         stack: &mut Vec<(ExprId, i128)>,
         state: State,
-        term: ExprId,
         coefficient: i128,
-        fact: ExprId,
-        bound: i128,
+        fact: UsableFact,
     ) -> Option<State> {
-        let Node::Sum { terms, .. } = self.arena.node(fact) else {
+        let Node::Sum { terms, .. } = self.arena.node(fact.form) else {
             return None;
         };
-        let fact_coefficient = i128::from(self.coefficient_in(fact, term)?);
-        let orientation = if (fact_coefficient > 0) == (coefficient > 0) {
+        let orientation = if (fact.coefficient > 0) == (coefficient > 0) {
             1
         } else {
             -1
         };
-        let (alpha, beta) = (fact_coefficient.abs(), coefficient.abs());
+        let (alpha, beta) = (fact.coefficient.abs(), coefficient.abs());
         let child_start = stack.len();
         for index in state.start..child_start {
             let (t, c) = stack[index];
@@ -233,7 +267,7 @@ impl ShapeEnv {
         }
         stack.truncate(kept);
         let scaled = limited(state.constant.checked_mul(alpha))?;
-        let added = limited(beta.checked_mul(bound))?;
+        let added = limited(beta.checked_mul(fact.bound))?;
         Some(State {
             start: child_start,
             scale: limited(state.scale.checked_mul(alpha))?,
