@@ -2,23 +2,30 @@
 //! input sizes in nanoseconds and without allocation.
 //!
 //! A guard set holds, in order, the declared range of every backed symbol (`s0 >= 2` after 0/1
-//! specialisation) and then every recorded guard. A guard that is a linear comparison of
-//! symbols, the common case, is a flat loop over `(symbol, coefficient)` pairs; any other
-//! guard is a small register program over the DAG of its expression. Both follow the
-//! evaluation order and errors of [`ShapeEnv::eval_bool`], so a guard set accepts exactly the
-//! sizes for which every guard evaluates to true.
+//! specialisation) and then every recorded guard. A guard that compares one symbol with a
+//! constant is one comparison; a linear comparison of symbols is a flat loop over
+//! `(symbol, coefficient)` pairs; any other guard is a register program (program.rs). All
+//! follow the evaluation order and errors of [`ShapeEnv::eval_bool`], so a guard set accepts
+//! exactly the sizes for which every guard evaluates to true. The success path checks merged
+//! per-symbol bounds first; only a failure walks the conditions in order to name the first
+//! one that fails.
 
 use super::env::ShapeEnv;
-use super::eval::{compare, floor_div_i64, modulo_i64};
-use super::node::{ExprId, FxHashMap, FxHashSet, Node, Relation};
+use super::eval::compare;
+use super::node::{ExprId, Node, Relation};
+use super::program::{Op, compile, execute};
+use super::range::{NEG_INF, POS_INF};
 use super::symbol::SymbolId;
-
-/// Programs of at most this many instructions run on a stack-allocated register file.
-const REGISTERS: usize = 32;
 
 /// One compiled condition.
 #[derive(Clone, Copy, Debug)]
 enum Check {
+    /// `values[symbol] <relation> bound`.
+    Symbol {
+        symbol: u32,
+        relation: Relation,
+        bound: i64,
+    },
     /// `Σ coefficient*values[symbol] <relation> bound`, terms in `terms[start..end]`.
     Linear {
         start: u32,
@@ -32,24 +39,6 @@ enum Check {
     Never,
 }
 
-/// One instruction; operands are registers of the same program.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Const(i64),
-    Load(u32),
-    Scale(u32, i64),
-    Add(u32, u32),
-    Mul(u32, u32),
-    Pow(u32, u32),
-    FloorDiv(u32, u32),
-    Mod(u32, u32),
-    Min(u32, u32),
-    Max(u32, u32),
-    Compare(u32, Relation, i64),
-    And(u32, u32),
-    Or(u32, u32),
-}
-
 /// The guards of one trace, compiled.
 #[derive(Clone, Debug, Default)]
 pub struct GuardSet {
@@ -57,6 +46,11 @@ pub struct GuardSet {
     terms: Vec<(u32, i64)>,
     program: Vec<Op>,
     labels: Vec<String>,
+    /// The same conditions regrouped for the common case where all of them hold: one
+    /// `[lo, hi]` per symbol, excluded values, then the other checks.
+    bounds: Vec<(u32, i64, i64)>,
+    excluded: Vec<(u32, i64)>,
+    others: Vec<Check>,
 }
 
 impl GuardSet {
@@ -83,13 +77,65 @@ impl GuardSet {
             set.push_condition(env, guard.cond);
             set.labels.push(env.display(guard.cond));
         }
+        set.regroup();
         set
+    }
+
+    /// Merges the one-symbol checks into bounds per symbol for the success path.
+    fn regroup(&mut self) {
+        for &check in &self.checks {
+            let Check::Symbol {
+                symbol,
+                relation,
+                bound,
+            } = check
+            else {
+                self.others.push(check);
+                continue;
+            };
+            if relation == Relation::Ne {
+                self.excluded.push((symbol, bound));
+                continue;
+            }
+            let position = self.bounds.iter().position(|b| b.0 == symbol);
+            let position = position.unwrap_or_else(|| {
+                self.bounds.push((symbol, NEG_INF, POS_INF));
+                self.bounds.len() - 1
+            });
+            let (_, lo, hi) = &mut self.bounds[position];
+            if relation != Relation::Le {
+                *lo = (*lo).max(bound);
+            }
+            if relation != Relation::Ge {
+                *hi = (*hi).min(bound);
+            }
+        }
+    }
+
+    /// Whether every condition holds, in the regrouped order.
+    fn all_hold(&self, values: &[i64]) -> bool {
+        let within = |&(symbol, lo, hi): &(u32, i64, i64)| {
+            values
+                .get(symbol as usize)
+                .is_some_and(|&value| lo <= value && value <= hi)
+        };
+        let allowed = |&(symbol, excluded): &(u32, i64)| {
+            values
+                .get(symbol as usize)
+                .is_some_and(|&value| value != excluded)
+        };
+        self.bounds.iter().all(within)
+            && self.excluded.iter().all(allowed)
+            && self.others.iter().all(|&check| self.holds(check, values))
     }
 
     /// Checks concrete sizes (`values[n]` is the value of `s{n}`): `Err` names the first
     /// condition that fails, or that cannot be evaluated (overflow, division by zero, a
     /// missing value).
     pub fn evaluate(&self, values: &[i64]) -> Result<(), usize> {
+        if self.all_hold(values) {
+            return Ok(());
+        }
         for (index, check) in self.checks.iter().enumerate() {
             if !self.holds(*check, values) {
                 return Err(index);
@@ -124,13 +170,15 @@ impl GuardSet {
                 let terms = &self.terms[start as usize..end as usize];
                 linear_value(terms, values).is_some_and(|value| compare(relation, value, bound))
             }
+            Check::Symbol {
+                symbol,
+                relation,
+                bound,
+            } => values
+                .get(symbol as usize)
+                .is_some_and(|&value| compare(relation, value, bound)),
             Check::Program { start, end } => {
-                let program = &self.program[start as usize..end as usize];
-                if program.len() <= REGISTERS {
-                    run(program, values, &mut [None; REGISTERS])
-                } else {
-                    run(program, values, &mut vec![None; program.len()])
-                }
+                execute(&self.program[start as usize..end as usize], values)
             }
             Check::Never => false,
         }
@@ -159,14 +207,18 @@ impl GuardSet {
     }
 
     fn push_linear(&mut self, env: &ShapeEnv, form: ExprId, relation: Relation, bound: i64) {
+        let Node::Sum { terms, .. } = env.arena.node(form) else {
+            let symbol = backed_number(env, form);
+            self.checks.push(Check::Symbol {
+                symbol,
+                relation,
+                bound,
+            });
+            return;
+        };
         let start = self.terms.len() as u32;
-        match env.arena.node(form) {
-            Node::Sum { terms, .. } => {
-                for &(term, coefficient) in terms {
-                    self.terms.push((backed_number(env, term), coefficient));
-                }
-            }
-            _ => self.terms.push((backed_number(env, form), 1)),
+        for &(term, coefficient) in terms {
+            self.terms.push((backed_number(env, term), coefficient));
         }
         let end = self.terms.len() as u32;
         self.checks.push(Check::Linear {
@@ -199,114 +251,4 @@ fn linear_value(terms: &[(u32, i64)], values: &[i64]) -> Option<i64> {
         total = total.checked_add(value.checked_mul(coefficient)?)?;
     }
     Some(total)
-}
-
-/// Compiles every node of the condition's DAG once, children first.
-fn compile(env: &ShapeEnv, cond: ExprId, program: &mut Vec<Op>) {
-    let start = program.len();
-    let mut order = vec![cond];
-    let mut seen: FxHashSet<ExprId> = order.iter().copied().collect();
-    let mut index = 0;
-    while let Some(&node) = order.get(index) {
-        index += 1;
-        env.arena.node(node).for_each_child(|child| {
-            if seen.insert(child) {
-                order.push(child);
-            }
-        });
-    }
-    order.sort_unstable();
-    let mut registers: FxHashMap<ExprId, u32> = FxHashMap::default();
-    for node in order {
-        let register = |id: ExprId| registers.get(&id).copied().unwrap_or(0);
-        emit(env, node, register, program, start);
-        registers.insert(node, (program.len() - start - 1) as u32);
-    }
-}
-
-/// Appends the instructions of one node; `register` gives its children's registers.
-fn emit(
-    env: &ShapeEnv,
-    expr: ExprId,
-    register: impl Fn(ExprId) -> u32,
-    program: &mut Vec<Op>,
-    start: usize,
-) {
-    let last = |program: &Vec<Op>| (program.len() - start - 1) as u32;
-    let chain = |program: &mut Vec<Op>, args: &[ExprId], join: fn(u32, u32) -> Op| {
-        let mut total = register(args[0]);
-        for &arg in &args[1..] {
-            program.push(join(total, register(arg)));
-            total = last(program);
-        }
-    };
-    match env.arena.node(expr) {
-        Node::Int(value) => program.push(Op::Const(*value)),
-        Node::Bool(value) => program.push(Op::Const(i64::from(*value))),
-        Node::Symbol(symbol) => program.push(Op::Load(env.symbol(*symbol).number)),
-        Node::Sum { terms, constant } => {
-            program.push(Op::Const(*constant));
-            for &(term, coefficient) in terms {
-                let total = last(program);
-                program.push(Op::Scale(register(term), coefficient));
-                program.push(Op::Add(total, last(program)));
-            }
-        }
-        Node::Product(factors) => {
-            program.push(Op::Const(1));
-            for &(factor, exponent) in factors {
-                let total = last(program);
-                program.push(Op::Pow(register(factor), exponent));
-                program.push(Op::Mul(total, last(program)));
-            }
-        }
-        Node::FloorDiv(a, b) => program.push(Op::FloorDiv(register(*a), register(*b))),
-        Node::Mod(a, b) => program.push(Op::Mod(register(*a), register(*b))),
-        Node::Min(args) => chain(program, args, Op::Min),
-        Node::Max(args) => chain(program, args, Op::Max),
-        Node::Compare {
-            relation,
-            form,
-            bound,
-        } => program.push(Op::Compare(register(*form), *relation, *bound)),
-        Node::And(args) => chain(program, args, Op::And),
-        Node::Or(args) => chain(program, args, Op::Or),
-    }
-}
-
-/// Runs a program; `None` registers hold failed evaluations.
-fn run(program: &[Op], values: &[i64], registers: &mut [Option<i64>]) -> bool {
-    for (index, op) in program.iter().enumerate() {
-        let get = |register: u32| registers[register as usize];
-        registers[index] = step(*op, values, get);
-    }
-    registers[program.len() - 1].is_some_and(|value| value != 0)
-}
-
-fn step(op: Op, values: &[i64], get: impl Fn(u32) -> Option<i64>) -> Option<i64> {
-    let both = |a: u32, b: u32| get(a).zip(get(b));
-    match op {
-        Op::Const(value) => Some(value),
-        Op::Load(symbol) => values.get(symbol as usize).copied(),
-        Op::Scale(a, factor) => get(a)?.checked_mul(factor),
-        Op::Add(a, b) => both(a, b).and_then(|(x, y)| x.checked_add(y)),
-        Op::Mul(a, b) => both(a, b).and_then(|(x, y)| x.checked_mul(y)),
-        Op::Pow(a, exponent) => get(a)?.checked_pow(exponent),
-        Op::FloorDiv(a, b) => both(a, b).and_then(|(x, y)| floor_div_i64(x, y)),
-        Op::Mod(a, b) => both(a, b).and_then(|(x, y)| modulo_i64(x, y)),
-        Op::Min(a, b) => both(a, b).map(|(x, y)| x.min(y)),
-        Op::Max(a, b) => both(a, b).map(|(x, y)| x.max(y)),
-        Op::Compare(a, relation, bound) => get(a).map(|x| i64::from(compare(relation, x, bound))),
-        Op::And(a, b) => connective(get(a), get(b), false),
-        Op::Or(a, b) => connective(get(a), get(b), true),
-    }
-}
-
-/// `and`/`or` with evaluation's rule: a decisive operand wins even if the other failed.
-fn connective(a: Option<i64>, b: Option<i64>, decisive: bool) -> Option<i64> {
-    let is_decisive = |value: Option<i64>| value.is_some_and(|v| (v != 0) == decisive);
-    if is_decisive(a) || is_decisive(b) {
-        return Some(i64::from(decisive));
-    }
-    a.and(b).map(|_| i64::from(!decisive))
 }

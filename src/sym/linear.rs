@@ -15,11 +15,11 @@ use super::node::{ExprId, Node};
 use super::range::widen;
 
 /// Most states one bound search visits.
-const STATE_BUDGET: u32 = 24;
+const STATE_BUDGET: u32 = 16;
 /// Most eliminations along one path.
 const DEPTH_LIMIT: u32 = 4;
 /// Most facts tried per eliminated term (the most recent usable ones).
-const FACTS_PER_TERM: usize = 8;
+const FACTS_PER_TERM: usize = 4;
 /// Most index entries scanned to find them.
 const SCAN_LIMIT: usize = 32;
 /// Coefficients past this are abandoned rather than risk overflow.

@@ -16,7 +16,7 @@
 //! - `linear.rs`: bounded linear reasoning over facts.
 //! - `reason.rs`: queries, modes, `check`, `check_size`, guard recording.
 //! - `eval.rs`: evaluation with concrete values.
-//! - `guard.rs`: compiled guard sets.
+//! - `guard.rs`: compiled guard sets; `program.rs`: the register programs they run.
 //! - `print.rs`: printing in TSL syntax.
 //! - `explain.rs`: explanations of undecidable questions.
 //!
@@ -36,6 +36,7 @@ mod linear;
 mod logic;
 mod node;
 mod print;
+mod program;
 mod range;
 mod reason;
 mod replace;

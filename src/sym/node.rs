@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use super::symbol::SymbolId;
 
@@ -147,11 +147,14 @@ pub(super) struct NodeData {
     pub linear: Linear,
 }
 
-/// The interner: nodes in creation order and the map from node to id.
+/// The interner: nodes in creation order, found again by hash. The map holds only the latest
+/// node of each hash and nodes chain to earlier ones, so no node is stored twice.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Arena {
     nodes: Vec<NodeData>,
-    index: FxHashMap<Node, ExprId>,
+    index: FxHashMap<u64, ExprId>,
+    /// For each node, the previous node with the same hash.
+    chain: Vec<Option<ExprId>>,
 }
 
 impl Arena {
@@ -175,7 +178,7 @@ impl Arena {
     /// The node of a symbol; `rank` orders it among symbols.
     pub(super) fn intern_symbol(&mut self, symbol: SymbolId, rank: u32, unbacked: bool) -> ExprId {
         let node = Node::Symbol(symbol);
-        if let Some(&id) = self.index.get(&node) {
+        if let Some(id) = self.find(&node) {
             return id;
         }
         let id = self.next_id();
@@ -197,7 +200,7 @@ impl Arena {
     /// Interns a canonical node. `form` is the linear view of a sum that is not itself a
     /// normalized form: `(form, scale)`; `None` makes the node its own form.
     pub(super) fn intern(&mut self, node: Node, form: Option<(ExprId, i64)>) -> ExprId {
-        if let Some(&id) = self.index.get(&node) {
+        if let Some(id) = self.find(&node) {
             return id;
         }
         let id = self.next_id();
@@ -227,6 +230,17 @@ impl Arena {
         self.push(node, key, shape, free.into(), unbacked, linear)
     }
 
+    fn find(&self, node: &Node) -> Option<ExprId> {
+        let mut cursor = self.index.get(&content_hash(node)).copied();
+        while let Some(id) = cursor {
+            if self.nodes[id.index()].node == *node {
+                return Some(id);
+            }
+            cursor = self.chain[id.index()];
+        }
+        None
+    }
+
     fn next_id(&self) -> ExprId {
         ExprId(u32::try_from(self.nodes.len()).expect("more than 2^32 expressions"))
     }
@@ -242,7 +256,8 @@ impl Arena {
     ) -> ExprId {
         let id = self.next_id();
         let boolean = node.is_boolean();
-        self.index.insert(node.clone(), id);
+        let previous = self.index.insert(content_hash(&node), id);
+        self.chain.push(previous);
         self.nodes.push(NodeData {
             node,
             key,
@@ -334,6 +349,13 @@ fn linear_view(node: &Node, id: ExprId, form: Option<(ExprId, i64)>) -> Linear {
             constant: 0,
         },
     }
+}
+
+/// Hash of a node's content (ids included), for interning.
+fn content_hash(node: &Node) -> u64 {
+    let mut hasher = FxHasher::default();
+    node.hash(&mut hasher);
+    hasher.finish()
 }
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;

@@ -1,5 +1,6 @@
 //! Tests of the symbolic engine: rules as rows, §6 scenarios as scripts, soundness by proptest.
 
+mod guards;
 mod robustness;
 mod rules;
 mod scenarios;
