@@ -50,20 +50,41 @@ pub struct RuntimeAssert {
 pub enum Event {
     /// `create_unbacked u0 [-inf, inf] at …`
     CreateUnbacked {
+        /// The new symbol.
         symbol: SymbolId,
+        /// Its range at creation.
         range: Range,
+        /// Where the operation that made it was called.
         span: Span,
     },
     /// `set_replacement u1 = u0`
-    SetReplacement { symbol: SymbolId, expr: ExprId },
+    SetReplacement {
+        /// The replaced symbol.
+        symbol: SymbolId,
+        /// What replaces it from now on.
+        expr: ExprId,
+    },
     /// `runtime_assert u0 >= 0 at …`
-    RuntimeAssert { cond: ExprId, span: Span },
+    RuntimeAssert {
+        /// The asserted condition.
+        cond: ExprId,
+        /// The `check` that taught it.
+        span: Span,
+    },
     /// `guard s0 > 2 at …`
-    Guard { cond: ExprId, span: Span },
+    Guard {
+        /// The guarded condition, true for the hints.
+        cond: ExprId,
+        /// The question that recorded it.
+        span: Span,
+    },
     /// `guard_or_false`/`guard_or_true` could not decide and returned its default.
     Fallback {
+        /// The undecided condition.
         cond: ExprId,
+        /// The default returned.
         value: bool,
+        /// The question.
         span: Span,
     },
 }

@@ -34,7 +34,10 @@ pub enum Decision {
     /// Decided by the hints of backed symbols; a guard was recorded.
     Guarded(bool),
     /// Undecidable: it depends on these unbacked symbols.
-    DataDependent { unbacked: Vec<SymbolId> },
+    DataDependent {
+        /// The unbacked symbols of the simplified question, sorted by id.
+        unbacked: Vec<SymbolId>,
+    },
     /// `Mode::KnownTrue` could not prove it; nothing recorded.
     Unknown,
     /// `GuardOrFalse`/`GuardOrTrue` fell back to this default; nothing recorded but an event.
@@ -63,7 +66,10 @@ pub enum IntDecision {
     /// The hint value; the guard `expr == value` was recorded.
     Guarded(i64),
     /// It depends on these unbacked symbols.
-    DataDependent { unbacked: Vec<SymbolId> },
+    DataDependent {
+        /// The unbacked symbols of the simplified expression, sorted by id.
+        unbacked: Vec<SymbolId>,
+    },
     /// Evaluating with the hints failed, or the expression is boolean.
     Error(EvalError),
 }

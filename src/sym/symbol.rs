@@ -30,11 +30,18 @@ pub struct Origin {
 /// What kind of unknown a symbol is, and what it knows about its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SymbolKind {
-    /// An input size or int argument; `hint` is its value in the call being traced and `source`
-    /// says where it was read (`x.size(0)`).
-    Backed { hint: i64, source: String },
+    /// An input size or int argument.
+    Backed {
+        /// Its value in the call being traced.
+        hint: i64,
+        /// Where it was read, such as `x.size(0)`.
+        source: String,
+    },
     /// A data-dependent value with no hint.
-    Unbacked { origin: Origin },
+    Unbacked {
+        /// The operation that made it.
+        origin: Origin,
+    },
 }
 
 /// One symbol and everything the environment knows about it directly.
