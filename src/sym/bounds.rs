@@ -130,7 +130,8 @@ impl ShapeEnv {
     }
 }
 
-/// Decides `value <relation> bound` for every value in `range` except the `excluded` ones.
+/// Decides `value <relation> bound` for every value in `range` except the `excluded` ones
+/// (sorted).
 pub(super) fn decide_by_range(
     relation: Relation,
     range: Range,
@@ -149,7 +150,7 @@ pub(super) fn decide_by_range(
 }
 
 fn decide_equal(range: Range, bound: i64, excluded: &[i64]) -> Option<bool> {
-    if !range.contains(bound) || excluded.contains(&bound) {
+    if !range.contains(bound) || excluded.binary_search(&bound).is_ok() {
         Some(false)
     } else if range.constant() == Some(bound) {
         Some(true)

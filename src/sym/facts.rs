@@ -20,7 +20,7 @@ pub(super) struct FormFacts {
     pub form: ExprId,
     /// Bounds on the form's value (unused for a bare symbol, whose range holds them).
     pub bounds: Range,
-    /// Values the form is known not to take.
+    /// Values the form is known not to take, sorted.
     pub excluded: Vec<i64>,
     /// Extra bounds assumed only by size-oblivious queries (`u < N` after `check_size u, max = N`).
     pub oblivious: Range,
@@ -277,10 +277,14 @@ impl ShapeEnv {
     }
 
     fn exclude(&mut self, form: ExprId, value: i64) {
-        if !self.known_range(form).contains(value) || self.facts.excluded(form).contains(&value) {
+        let excluded = self.facts.excluded(form);
+        let Err(position) = excluded.binary_search(&value) else {
+            return;
+        };
+        if !self.known_range(form).contains(value) {
             return;
         }
-        self.form_entry(form).excluded.push(value);
+        self.form_entry(form).excluded.insert(position, value);
         self.touch();
         self.tighten(form, Range::ALL);
     }
@@ -288,10 +292,11 @@ impl ShapeEnv {
     /// Moves range ends off excluded values.
     fn skip_excluded(&self, form: ExprId, mut range: Range) -> Range {
         let excluded = self.facts.excluded(form);
-        while range.finite_lo().is_some() && excluded.contains(&range.lo) && !range.is_empty() {
+        let contains = |value: &i64| excluded.binary_search(value).is_ok();
+        while range.finite_lo().is_some() && contains(&range.lo) && !range.is_empty() {
             range.lo += 1;
         }
-        while range.finite_hi().is_some() && excluded.contains(&range.hi) && !range.is_empty() {
+        while range.finite_hi().is_some() && contains(&range.hi) && !range.is_empty() {
             range.hi -= 1;
         }
         range
@@ -351,45 +356,37 @@ impl ShapeEnv {
     /// once, linearly, with coefficient ±1: an unbacked symbol is only ever replaced by
     /// backed symbols and earlier unbacked ones.
     fn try_replace(&mut self, form: ExprId, value: i64) -> bool {
-        let data = self.arena.data(form);
-        let latest = data
-            .free
-            .iter()
-            .copied()
-            .max_by_key(|symbol| self.symbols[symbol.index()].rank());
-        let Some(symbol) = latest else {
-            return false;
-        };
-        let target = self.symbol_exprs[symbol.index()];
-        let poly = self.poly(form);
-        let mut coefficient = None;
-        let mut rest = Vec::with_capacity(poly.terms.len());
-        for &(term, c) in &poly.terms {
-            if term == target {
-                coefficient = Some(c);
-            } else if self.arena.data(term).free.contains(&symbol) {
-                return false;
-            } else {
-                rest.push((term, c));
-            }
-        }
-        let Some(sign @ (1 | -1)) = coefficient else {
-            return false;
-        };
-        // symbol = sign * (value - rest)
-        for (_, c) in &mut rest {
-            let Some(moved) = c.checked_mul(-sign) else {
-                return false;
-            };
-            *c = moved;
-        }
-        let Some(constant) = value.checked_mul(sign) else {
-            return false;
-        };
-        let Ok(expr) = self.make_sum(rest, constant) else {
+        let latest = self.arena.data(form).free.iter().copied();
+        let latest = latest.max_by_key(|symbol| self.symbols[symbol.index()].rank());
+        let solved = latest.and_then(|symbol| Some((symbol, self.solve(form, symbol, value)?)));
+        let Some((symbol, expr)) = solved else {
             return false;
         };
         self.set_replacement(symbol, expr);
         true
+    }
+
+    /// `symbol` from `form == value`, when it is a term of coefficient ±1 that no other term
+    /// mentions: `symbol = sign * (value - rest)`.
+    fn solve(&mut self, form: ExprId, symbol: SymbolId, value: i64) -> Option<ExprId> {
+        let target = self.symbol_exprs[symbol.index()];
+        let poly = self.poly(form);
+        let (mut sign, mut rest) = (0, Vec::with_capacity(poly.terms.len()));
+        for &(term, coefficient) in &poly.terms {
+            if term == target {
+                sign = coefficient;
+            } else if self.arena.data(term).free.contains(&symbol) {
+                return None;
+            } else {
+                rest.push((term, coefficient));
+            }
+        }
+        if sign != 1 && sign != -1 {
+            return None;
+        }
+        for (_, coefficient) in &mut rest {
+            *coefficient = coefficient.checked_mul(-sign)?;
+        }
+        self.make_sum(rest, value.checked_mul(sign)?).ok()
     }
 }

@@ -258,14 +258,7 @@ impl ShapeEnv {
                 None => stack.push((t, -delta)),
             }
         }
-        let mut kept = child_start;
-        for index in child_start..stack.len() {
-            if stack[index].1 != 0 {
-                stack[kept] = stack[index];
-                kept += 1;
-            }
-        }
-        stack.truncate(kept);
+        drop_zero_terms(stack, child_start);
         let scaled = limited(state.constant.checked_mul(alpha))?;
         let added = limited(beta.checked_mul(fact.bound))?;
         Some(State {
@@ -275,6 +268,18 @@ impl ShapeEnv {
             depth: state.depth + 1,
         })
     }
+}
+
+/// Removes the terms whose coefficient cancelled, from `start` on.
+fn drop_zero_terms(stack: &mut Vec<(ExprId, i128)>, start: usize) {
+    let mut kept = start;
+    for index in start..stack.len() {
+        if stack[index].1 != 0 {
+            stack[kept] = stack[index];
+            kept += 1;
+        }
+    }
+    stack.truncate(kept);
 }
 
 fn limited(value: Option<i128>) -> Option<i128> {

@@ -6,7 +6,6 @@ use crate::source::Span;
 use super::bounds::decide_by_range;
 use super::env::{Event, Guard, RuntimeAssert, ShapeEnv, SymError};
 use super::eval::EvalError;
-use super::linear::UNBOUNDED;
 use super::node::{ExprId, Node, Relation};
 use super::symbol::SymbolId;
 
@@ -318,43 +317,40 @@ impl ShapeEnv {
             return None;
         }
         let bound = i128::from(bound);
-        let upper = |env: &mut Self, goal| env.linear_upper_bound(form, false, goal, oblivious);
-        let lower = |env: &mut Self, goal: i128| {
-            let negated = env.linear_upper_bound(form, true, -goal, oblivious);
-            if negated == UNBOUNDED {
-                -UNBOUNDED
-            } else {
-                -negated
-            }
-        };
         match relation {
-            Relation::Le | Relation::Ge => {
-                let le = relation == Relation::Le;
-                let proven = if le {
-                    upper(self, bound) <= bound
-                } else {
-                    lower(self, bound) >= bound
-                };
-                if proven {
-                    return Some(true);
-                }
-                let refuted = if le {
-                    lower(self, bound + 1) > bound
-                } else {
-                    upper(self, bound - 1) < bound
-                };
-                refuted.then_some(false)
-            }
-            Relation::Eq | Relation::Ne => {
-                let (high, low) = (upper(self, bound - 1), lower(self, bound + 1));
-                let equal = if high < bound || low > bound {
-                    Some(false)
-                } else {
-                    (high == bound && low == bound).then_some(true)
-                };
-                equal.map(|equal| equal == (relation == Relation::Eq))
-            }
+            Relation::Le => self.decide_at_most(form, false, bound, oblivious),
+            Relation::Ge => self.decide_at_most(form, true, -bound, oblivious),
+            Relation::Eq => self.decide_equal(form, bound, oblivious),
+            Relation::Ne => self
+                .decide_equal(form, bound, oblivious)
+                .map(|equal| !equal),
         }
+    }
+
+    /// Decides `±form <= bound` by linear reasoning: an upper bound proves it, a lower bound
+    /// above it refutes it.
+    fn decide_at_most(
+        &mut self,
+        form: ExprId,
+        negate: bool,
+        bound: i128,
+        oblivious: bool,
+    ) -> Option<bool> {
+        if self.linear_upper_bound(form, negate, bound, oblivious) <= bound {
+            return Some(true);
+        }
+        let above = -(bound + 1);
+        (self.linear_upper_bound(form, !negate, above, oblivious) <= above).then_some(false)
+    }
+
+    /// Decides `form == bound` by linear reasoning on both bounds.
+    fn decide_equal(&mut self, form: ExprId, bound: i128, oblivious: bool) -> Option<bool> {
+        let high = self.linear_upper_bound(form, false, bound - 1, oblivious);
+        let negated_low = self.linear_upper_bound(form, true, -(bound + 1), oblivious);
+        if high < bound || negated_low < -bound {
+            return Some(false);
+        }
+        (high == bound && negated_low == -bound).then_some(true)
     }
 
     /// Decides by the hints and records the guard (the condition or its negation).
