@@ -131,6 +131,7 @@ impl ShapeEnv {
 }
 
 /// `form <relation> bound` on values.
+#[inline]
 pub(super) fn compare(relation: Relation, value: i64, bound: i64) -> bool {
     match relation {
         Relation::Eq => value == bound,

@@ -11,7 +11,7 @@
 //! one that fails.
 
 use super::env::ShapeEnv;
-use super::eval::compare;
+use super::eval::{compare, floor_div_i64, modulo_i64};
 use super::node::{ExprId, Node, Relation};
 use super::program::{Op, compile, execute};
 use super::range::{NEG_INF, POS_INF};
@@ -26,7 +26,7 @@ enum Check {
         relation: Relation,
         bound: i64,
     },
-    /// `Σ coefficient*values[symbol] <relation> bound`, terms in `terms[start..end]`.
+    /// `Σ coefficient*atom <relation> bound`, terms in `terms[start..end]`.
     Linear {
         start: u32,
         end: u32,
@@ -39,11 +39,68 @@ enum Check {
     Never,
 }
 
+/// A term of a linear guard: a symbol, or one operation on symbols and a constant.
+#[derive(Clone, Copy, Debug)]
+enum Atom {
+    Symbol(u32),
+    /// `s * t`
+    Product(u32, u32),
+    /// `s ** k`
+    Power(u32, u32),
+    /// `s // 2**k`, an arithmetic shift (it floors, as Python does).
+    Shift(u32, u32),
+    /// `s % 2**k`, a mask (non-negative, as Python's is for a positive divisor).
+    Mask(u32, i64),
+    /// `s // c`
+    Divide(u32, i64),
+    /// `s % c`
+    Modulo(u32, i64),
+}
+
+impl Atom {
+    /// The atom of a term, when it is one.
+    fn of(env: &ShapeEnv, term: ExprId) -> Option<Atom> {
+        let number = |id: ExprId| env.as_symbol(id).map(|s| env.symbol(s).number);
+        Some(match env.arena.node(term) {
+            Node::Symbol(symbol) => Atom::Symbol(env.symbol(*symbol).number),
+            Node::Product(factors) => match **factors {
+                [(a, 1), (b, 1)] => Atom::Product(number(a)?, number(b)?),
+                [(a, exponent)] => Atom::Power(number(a)?, exponent),
+                _ => return None,
+            },
+            Node::FloorDiv(a, b) => match env.as_int(*b)? {
+                d if d > 0 && d.count_ones() == 1 => Atom::Shift(number(*a)?, d.trailing_zeros()),
+                d => Atom::Divide(number(*a)?, d),
+            },
+            Node::Mod(a, b) => match env.as_int(*b)? {
+                d if d > 0 && d.count_ones() == 1 => Atom::Mask(number(*a)?, d - 1),
+                d => Atom::Modulo(number(*a)?, d),
+            },
+            _ => return None,
+        })
+    }
+
+    /// The value, with the overflow and division rules of evaluation.
+    #[inline]
+    fn value(self, values: &[i64]) -> Option<i64> {
+        let get = |symbol: u32| values.get(symbol as usize).copied();
+        match self {
+            Atom::Symbol(s) => get(s),
+            Atom::Product(a, b) => get(a)?.checked_mul(get(b)?),
+            Atom::Power(a, exponent) => get(a)?.checked_pow(exponent),
+            Atom::Shift(a, bits) => Some(get(a)? >> bits),
+            Atom::Mask(a, mask) => Some(get(a)? & mask),
+            Atom::Divide(a, divisor) => floor_div_i64(get(a)?, divisor),
+            Atom::Modulo(a, divisor) => modulo_i64(get(a)?, divisor),
+        }
+    }
+}
+
 /// The guards of one trace, compiled.
 #[derive(Clone, Debug, Default)]
 pub struct GuardSet {
     checks: Vec<Check>,
-    terms: Vec<(u32, i64)>,
+    terms: Vec<(Atom, i64)>,
     program: Vec<Op>,
     labels: Vec<String>,
     /// The same conditions regrouped for the common case where all of them hold: one
@@ -159,6 +216,7 @@ impl GuardSet {
         self.labels.get(index).map(String::as_str)
     }
 
+    #[inline]
     fn holds(&self, check: Check, values: &[i64]) -> bool {
         match check {
             Check::Linear {
@@ -195,8 +253,7 @@ impl GuardSet {
             bound,
         } = *env.arena.node(cond)
         {
-            if is_linear_in_symbols(env, form) {
-                self.push_linear(env, form, relation, bound);
+            if self.push_linear(env, form, relation, bound) {
                 return;
             }
         }
@@ -206,20 +263,36 @@ impl GuardSet {
         self.checks.push(Check::Program { start, end });
     }
 
-    fn push_linear(&mut self, env: &ShapeEnv, form: ExprId, relation: Relation, bound: i64) {
-        let Node::Sum { terms, .. } = env.arena.node(form) else {
-            let symbol = backed_number(env, form);
+    /// Compiles `form <relation> bound` when the form is a symbol or a linear combination of
+    /// atoms; false otherwise.
+    fn push_linear(
+        &mut self,
+        env: &ShapeEnv,
+        form: ExprId,
+        relation: Relation,
+        bound: i64,
+    ) -> bool {
+        if let Some(symbol) = env.as_symbol(form) {
+            let symbol = env.symbol(symbol).number;
             self.checks.push(Check::Symbol {
                 symbol,
                 relation,
                 bound,
             });
-            return;
+            return true;
+        }
+        let terms = match env.arena.node(form) {
+            Node::Sum { terms, constant: 0 } => terms
+                .iter()
+                .map(|&(term, coefficient)| Some((Atom::of(env, term)?, coefficient)))
+                .collect::<Option<Vec<_>>>(),
+            _ => Atom::of(env, form).map(|atom| vec![(atom, 1)]),
+        };
+        let Some(terms) = terms else {
+            return false;
         };
         let start = self.terms.len() as u32;
-        for &(term, coefficient) in terms {
-            self.terms.push((backed_number(env, term), coefficient));
-        }
+        self.terms.extend(terms);
         let end = self.terms.len() as u32;
         self.checks.push(Check::Linear {
             start,
@@ -227,28 +300,16 @@ impl GuardSet {
             relation,
             bound,
         });
+        true
     }
 }
 
-fn backed_number(env: &ShapeEnv, term: ExprId) -> u32 {
-    env.as_symbol(term)
-        .map_or(u32::MAX, |symbol| env.symbol(symbol).number)
-}
-
-fn is_linear_in_symbols(env: &ShapeEnv, form: ExprId) -> bool {
-    match env.arena.node(form) {
-        Node::Symbol(_) => true,
-        Node::Sum { terms, constant: 0 } => terms.iter().all(|&(t, _)| env.as_symbol(t).is_some()),
-        _ => false,
-    }
-}
-
-/// `Σ coefficient*value` in the order and with the overflow checks of evaluation.
-fn linear_value(terms: &[(u32, i64)], values: &[i64]) -> Option<i64> {
+/// `Σ coefficient*atom` in the order and with the overflow checks of evaluation.
+#[inline]
+fn linear_value(terms: &[(Atom, i64)], values: &[i64]) -> Option<i64> {
     let mut total: i64 = 0;
-    for &(symbol, coefficient) in terms {
-        let value = *values.get(symbol as usize)?;
-        total = total.checked_add(value.checked_mul(coefficient)?)?;
+    for &(atom, coefficient) in terms {
+        total = total.checked_add(atom.value(values)?.checked_mul(coefficient)?)?;
     }
     Some(total)
 }

@@ -24,6 +24,21 @@
 //! facts only accumulate, so anything decided stays decided; a query's cost is bounded by the
 //! size of its expression and fixed search budgets, never by the number of facts; nothing
 //! printed depends on hash-map order or on the order expressions were built in.
+//!
+//! What a caller can rely on:
+//!
+//! - Every constructor taking expressions returns `Result<ExprId, SymError>`: constant folding
+//!   is exact and checked, so `x // 0` is `DivisionByZero` and a constant or coefficient
+//!   leaving `i64` is `Overflow`; nothing panics. An integer where a boolean is expected
+//!   (`and`, `or`, `not`, `check`, `evaluate_bool`) means `!= 0`.
+//! - Constructors apply the replacements known so far and fold what ranges decide, so
+//!   `ge(s0, 2)` is `true` for a dynamic size. Canonical comparisons lose the difference
+//!   between `<` and `<= … - 1`; printing picks whichever has the smaller constant.
+//! - A recorded guard is also learned, so asking again is decided without a new guard;
+//!   `evaluate_int` on backed symbols guards `e == value`, which for a bare symbol replaces it
+//!   by its value. `check` on backed symbols only is a guard, not a runtime assert.
+//! - Runtime asserts are recorded in their simplified form at the time of the `check`, before
+//!   the check's own replacement applies, with the symbols they need.
 
 mod arith;
 mod bounds;
