@@ -103,11 +103,30 @@ pub struct GuardSet {
     terms: Vec<(Atom, i64)>,
     program: Vec<Op>,
     labels: Vec<String>,
-    /// The same conditions regrouped for the common case where all of them hold: one
-    /// `[lo, hi]` per symbol, excluded values, then the other checks.
+    /// The same conditions regrouped for the common case where all of them hold, one
+    /// homogeneous loop per kind.
+    fast: FastPath,
+}
+
+/// The conditions of a guard set by kind: one `[lo, hi]` per symbol, excluded values of
+/// symbols, windows and excluded values of linear forms, programs.
+#[derive(Clone, Debug, Default)]
+struct FastPath {
     bounds: Vec<(u32, i64, i64)>,
     excluded: Vec<(u32, i64)>,
-    others: Vec<Check>,
+    windows: Vec<(u32, u32, i64, i64)>,
+    holes: Vec<(u32, u32, i64)>,
+    programs: Vec<(u32, u32)>,
+    never: bool,
+}
+
+/// `[lo, hi]` of the values that satisfy `<relation> bound` (not for `!=`).
+fn window(relation: Relation, bound: i64) -> (i64, i64) {
+    match relation {
+        Relation::Le => (NEG_INF, bound),
+        Relation::Ge => (bound, POS_INF),
+        Relation::Eq | Relation::Ne => (bound, bound),
+    }
 }
 
 impl GuardSet {
@@ -138,52 +157,75 @@ impl GuardSet {
         set
     }
 
-    /// Merges the one-symbol checks into bounds per symbol for the success path.
+    /// Regroups the conditions by kind for the success path, merging one-symbol bounds.
     fn regroup(&mut self) {
+        let fast = &mut self.fast;
         for &check in &self.checks {
-            let Check::Symbol {
-                symbol,
-                relation,
-                bound,
-            } = check
-            else {
-                self.others.push(check);
-                continue;
-            };
-            if relation == Relation::Ne {
-                self.excluded.push((symbol, bound));
-                continue;
-            }
-            let position = self.bounds.iter().position(|b| b.0 == symbol);
-            let position = position.unwrap_or_else(|| {
-                self.bounds.push((symbol, NEG_INF, POS_INF));
-                self.bounds.len() - 1
-            });
-            let (_, lo, hi) = &mut self.bounds[position];
-            if relation != Relation::Le {
-                *lo = (*lo).max(bound);
-            }
-            if relation != Relation::Ge {
-                *hi = (*hi).min(bound);
+            match check {
+                Check::Symbol {
+                    symbol,
+                    relation: Relation::Ne,
+                    bound,
+                } => fast.excluded.push((symbol, bound)),
+                Check::Symbol {
+                    symbol,
+                    relation,
+                    bound,
+                } => {
+                    let (lo, hi) = window(relation, bound);
+                    match fast.bounds.iter_mut().find(|b| b.0 == symbol) {
+                        Some(merged) => *merged = (symbol, merged.1.max(lo), merged.2.min(hi)),
+                        None => fast.bounds.push((symbol, lo, hi)),
+                    }
+                }
+                Check::Linear {
+                    start,
+                    end,
+                    relation: Relation::Ne,
+                    bound,
+                } => fast.holes.push((start, end, bound)),
+                Check::Linear {
+                    start,
+                    end,
+                    relation,
+                    bound,
+                } => {
+                    let (lo, hi) = window(relation, bound);
+                    fast.windows.push((start, end, lo, hi));
+                }
+                Check::Program { start, end } => fast.programs.push((start, end)),
+                Check::Never => fast.never = true,
             }
         }
     }
 
-    /// Whether every condition holds, in the regrouped order.
+    /// Whether every condition holds, kind by kind.
     fn all_hold(&self, values: &[i64]) -> bool {
-        let within = |&(symbol, lo, hi): &(u32, i64, i64)| {
-            values
-                .get(symbol as usize)
-                .is_some_and(|&value| lo <= value && value <= hi)
-        };
-        let allowed = |&(symbol, excluded): &(u32, i64)| {
-            values
-                .get(symbol as usize)
-                .is_some_and(|&value| value != excluded)
-        };
-        self.bounds.iter().all(within)
-            && self.excluded.iter().all(allowed)
-            && self.others.iter().all(|&check| self.holds(check, values))
+        let fast = &self.fast;
+        let value = |symbol: u32| values.get(symbol as usize).copied();
+        let linear =
+            |start: u32, end: u32| linear_value(&self.terms[start as usize..end as usize], values);
+        !fast.never
+            && fast
+                .bounds
+                .iter()
+                .all(|&(symbol, lo, hi)| value(symbol).is_some_and(|v| lo <= v && v <= hi))
+            && fast
+                .excluded
+                .iter()
+                .all(|&(symbol, excluded)| value(symbol).is_some_and(|v| v != excluded))
+            && fast
+                .windows
+                .iter()
+                .all(|&(start, end, lo, hi)| linear(start, end).is_some_and(|v| lo <= v && v <= hi))
+            && fast
+                .holes
+                .iter()
+                .all(|&(start, end, hole)| linear(start, end).is_some_and(|v| v != hole))
+            && fast
+                .programs
+                .iter()
+                .all(|&(start, end)| execute(&self.program[start as usize..end as usize], values))
     }
 
     /// Checks concrete sizes (`values[n]` is the value of `s{n}`): `Err` names the first
