@@ -91,6 +91,8 @@ symbols u0 u1 u2 u3
 check u0 + u1 + u2 > 1      => learned
 ask u0 + u1 + u2 == 0       => false
 ask u0 + u1 + u2 >= 2       => true
+range u0 + u1 + u2          => [2, inf]
+range 2*u0 + 2*u1 + 2*u2 - 1 => [3, inf]
 check_size u3               => learned
 ask u0 + u1 + u2 + u3 >= 2  => true
 ask 2*u0 + 2*u1 + 2*u2 > 3  => true
