@@ -10,7 +10,7 @@
 
 use super::env::ShapeEnv;
 use super::node::{ExprId, FxHashMap, FxHashSet, Node, Relation};
-use super::range::Range;
+use super::range::{NEG_INF, POS_INF, Range};
 use super::symbol::SymbolId;
 
 /// What is known about one linear form.
@@ -294,10 +294,16 @@ impl ShapeEnv {
         let excluded = self.facts.excluded(form);
         let contains = |value: &i64| excluded.binary_search(value).is_ok();
         while range.finite_lo().is_some() && contains(&range.lo) && !range.is_empty() {
-            range.lo += 1;
+            let Some(next) = range.lo.checked_add(1) else {
+                return Range::new(POS_INF, NEG_INF);
+            };
+            range.lo = next;
         }
         while range.finite_hi().is_some() && contains(&range.hi) && !range.is_empty() {
-            range.hi -= 1;
+            let Some(next) = range.hi.checked_sub(1) else {
+                return Range::new(POS_INF, NEG_INF);
+            };
+            range.hi = next;
         }
         range
     }

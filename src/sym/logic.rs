@@ -345,10 +345,16 @@ impl FormGroup {
     /// Pushes the merged comparisons; false when they contradict each other.
     fn emit(mut self, env: &mut ShapeEnv, out: &mut Vec<ExprId>) -> bool {
         while self.lo <= self.hi && self.lo != NEG_INF && self.excluded.contains(&self.lo) {
-            self.lo += 1;
+            let Some(next) = self.lo.checked_add(1) else {
+                return false;
+            };
+            self.lo = next;
         }
         while self.lo <= self.hi && self.hi != POS_INF && self.excluded.contains(&self.hi) {
-            self.hi -= 1;
+            let Some(next) = self.hi.checked_sub(1) else {
+                return false;
+            };
+            self.hi = next;
         }
         if self.lo > self.hi {
             return false;

@@ -222,9 +222,7 @@ fn split_multiples(env: &mut ShapeEnv, a: ExprId, b: ExprId) -> Option<Result<Ex
     }
     let outside = multiples.iter().map(|&(t, c)| (t, c / divisor)).collect();
     let outside = env.make_sum(outside, quotient).ok()?;
-    let inside = env
-        .make_sum(rest, poly.constant - quotient * divisor)
-        .ok()?;
+    let inside = env.make_sum(rest, poly.constant.rem_euclid(divisor)).ok()?;
     let inside = env.floor_div(inside, b).ok()?;
     Some(env.add(outside, inside))
 }

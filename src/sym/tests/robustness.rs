@@ -25,11 +25,37 @@ fn extreme_constants_fold_exactly_or_fail() {
         ("(-1)**1000000001", Ok("-1")),
         ("0**0", Ok("1")),
         ("2**63", Err(SymError::Overflow)),
+        (
+            "u0 <= -9223372036854775807 - 1 and u0 != -9223372036854775807 - 1",
+            Ok("false"),
+        ),
+        (
+            "u0 >= 9223372036854775807 and u0 != 9223372036854775807",
+            Ok("false"),
+        ),
     ];
     for (text, expected) in cases {
         let built = fixture.parse(text).map(|expr| fixture.env.display(expr));
         assert_eq!(built.as_deref().map_err(|e| *e), *expected, "{text}");
     }
+}
+
+#[test]
+fn facts_at_the_ends_of_i64() {
+    let mut fixture = Fixture::new("u0 u1");
+    for text in [
+        "u0 <= -9223372036854775807 - 1",
+        "u0 != -9223372036854775807 - 1",
+    ] {
+        let cond = fixture.expr(text);
+        fixture.env.check(cond, Span::default());
+    }
+    for text in ["u1 >= 9223372036854775807", "u1 != 9223372036854775807"] {
+        let cond = fixture.expr(text);
+        fixture.env.check(cond, Span::default());
+    }
+    let u0 = fixture.expr("u0");
+    assert!(fixture.env.range(u0).is_empty());
 }
 
 #[test]
