@@ -141,9 +141,10 @@ pub(super) fn decide_by_range(
     match relation {
         Relation::Eq => decide_equal(range, bound, excluded),
         Relation::Ne => decide_equal(range, bound, excluded).map(|equal| !equal),
-        Relation::Le if range.hi <= bound => Some(true),
+        // A form may exceed `i64` (it is a difference), so infinite ends decide nothing.
+        Relation::Le if range.finite_hi().is_some_and(|hi| hi <= bound) => Some(true),
         Relation::Le if range.lo > bound => Some(false),
-        Relation::Ge if range.lo >= bound => Some(true),
+        Relation::Ge if range.finite_lo().is_some_and(|lo| lo >= bound) => Some(true),
         Relation::Ge if range.hi < bound => Some(false),
         Relation::Le | Relation::Ge => None,
     }

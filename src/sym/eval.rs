@@ -96,6 +96,20 @@ impl ShapeEnv {
         seen[&expr]
     }
 
+    /// The value of a comparison's form, in `i128`: a form is a difference of the two sides,
+    /// which may leave `i64` when the comparison itself does not.
+    fn form_value(&self, form: ExprId, child: &dyn Fn(ExprId) -> Value) -> Result<i128, EvalError> {
+        let Node::Sum { terms, constant } = self.arena.node(form) else {
+            return child(form).map(i128::from);
+        };
+        terms
+            .iter()
+            .try_fold(i128::from(*constant), |total, &(term, coefficient)| {
+                let term = i128::from(child(term)?) * i128::from(coefficient);
+                total.checked_add(term).ok_or(EvalError::Overflow)
+            })
+    }
+
     /// One node's value from its children's.
     fn apply(
         &self,
@@ -123,16 +137,20 @@ impl ShapeEnv {
                 relation,
                 form,
                 bound,
-            } => Ok(i64::from(compare(*relation, child(*form)?, *bound))),
+            } => {
+                let value = self.form_value(*form, child)?;
+                Ok(i64::from(compare(*relation, value, *bound)))
+            }
             Node::And(args) => connective(args, child, false),
             Node::Or(args) => connective(args, child, true),
         }
     }
 }
 
-/// `form <relation> bound` on values.
+/// `form <relation> bound` on values (a form is computed in `i128`).
 #[inline]
-pub(super) fn compare(relation: Relation, value: i64, bound: i64) -> bool {
+pub(super) fn compare(relation: Relation, value: i128, bound: i64) -> bool {
+    let bound = i128::from(bound);
     match relation {
         Relation::Eq => value == bound,
         Relation::Ne => value != bound,

@@ -114,13 +114,13 @@ pub struct GuardSet {
 struct FastPath {
     bounds: Vec<(u32, i64, i64)>,
     excluded: Vec<(u32, i64)>,
-    windows: Vec<(u32, u32, i64, i64)>,
+    windows: Vec<(u32, u32, i128, i128)>,
     holes: Vec<(u32, u32, i64)>,
     programs: Vec<(u32, u32)>,
     never: bool,
 }
 
-/// `[lo, hi]` of the values that satisfy `<relation> bound` (not for `!=`).
+/// `[lo, hi]` of the `i64` values that satisfy `<relation> bound` (not for `!=`).
 fn window(relation: Relation, bound: i64) -> (i64, i64) {
     match relation {
         Relation::Le => (NEG_INF, bound),
@@ -190,7 +190,12 @@ impl GuardSet {
                     relation,
                     bound,
                 } => {
-                    let (lo, hi) = window(relation, bound);
+                    let bound = i128::from(bound);
+                    let (lo, hi) = match relation {
+                        Relation::Le => (i128::MIN, bound),
+                        Relation::Ge => (bound, i128::MAX),
+                        Relation::Eq | Relation::Ne => (bound, bound),
+                    };
                     fast.windows.push((start, end, lo, hi));
                 }
                 Check::Program { start, end } => fast.programs.push((start, end)),
@@ -218,10 +223,9 @@ impl GuardSet {
                 .windows
                 .iter()
                 .all(|&(start, end, lo, hi)| linear(start, end).is_some_and(|v| lo <= v && v <= hi))
-            && fast
-                .holes
-                .iter()
-                .all(|&(start, end, hole)| linear(start, end).is_some_and(|v| v != hole))
+            && fast.holes.iter().all(|&(start, end, hole)| {
+                linear(start, end).is_some_and(|v| v != i128::from(hole))
+            })
             && fast
                 .programs
                 .iter()
@@ -276,7 +280,7 @@ impl GuardSet {
                 bound,
             } => values
                 .get(symbol as usize)
-                .is_some_and(|&value| compare(relation, value, bound)),
+                .is_some_and(|&value| compare(relation, i128::from(value), bound)),
             Check::Program { start, end } => {
                 execute(&self.program[start as usize..end as usize], values)
             }
@@ -346,12 +350,12 @@ impl GuardSet {
     }
 }
 
-/// `Σ coefficient*atom` in the order and with the overflow checks of evaluation.
+/// `Σ coefficient*atom` in `i128`, as evaluation computes a comparison's form.
 #[inline]
-fn linear_value(terms: &[(Atom, i64)], values: &[i64]) -> Option<i64> {
-    let mut total: i64 = 0;
+fn linear_value(terms: &[(Atom, i64)], values: &[i64]) -> Option<i128> {
+    let mut total: i128 = 0;
     for &(atom, coefficient) in terms {
-        total = total.checked_add(atom.value(values)?.checked_mul(coefficient)?)?;
+        total = total.checked_add(i128::from(atom.value(values)?) * i128::from(coefficient))?;
     }
     Some(total)
 }

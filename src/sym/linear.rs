@@ -12,7 +12,6 @@
 
 use super::env::ShapeEnv;
 use super::node::{ExprId, Node};
-use super::range::widen;
 
 /// Most states one bound search visits.
 const STATE_BUDGET: u32 = 16;
@@ -178,7 +177,7 @@ impl ShapeEnv {
             } else {
                 range.finite_lo()
             };
-            let contribution = end.and_then(|end| coefficient.checked_mul(widen(end)));
+            let contribution = end.and_then(|end| coefficient.checked_mul(i128::from(end)));
             upper = upper.zip(contribution).and_then(|(u, c)| u.checked_add(c));
             let facts = self.facts.bounding(term, coefficient > 0).len();
             // An unbounded term that no fact mentions can never cancel.

@@ -10,7 +10,6 @@ use super::arith::normalizing_scale;
 use super::bounds::decide_by_range;
 use super::env::{ShapeEnv, SymError};
 use super::node::{ExprId, Node, Relation};
-use super::range::{NEG_INF, POS_INF};
 
 /// The six comparisons of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +62,7 @@ impl ShapeEnv {
                 relation,
                 form,
                 bound,
-            } => Ok(self.negated_compare(relation, form, bound)),
+            } => self.negated_compare(relation, form, bound),
             Node::And(args) => self.fold_connective(&args, ShapeEnv::not, ShapeEnv::or),
             Node::Or(args) => self.fold_connective(&args, ShapeEnv::not, ShapeEnv::and),
             _ => Err(SymError::NotInteger),
@@ -120,16 +119,22 @@ impl ShapeEnv {
         self.arena.intern(node, None)
     }
 
-    fn negated_compare(&mut self, relation: Relation, form: ExprId, bound: i64) -> ExprId {
+    fn negated_compare(
+        &mut self,
+        relation: Relation,
+        form: ExprId,
+        bound: i64,
+    ) -> Result<ExprId, SymError> {
+        let bound = i128::from(bound);
         let (relation, bound) = match relation {
-            Relation::Eq => (Relation::Ne, Some(bound)),
-            Relation::Ne => (Relation::Eq, Some(bound)),
-            Relation::Le => (Relation::Ge, bound.checked_add(1)),
-            Relation::Ge => (Relation::Le, bound.checked_sub(1)),
+            Relation::Eq => (Relation::Ne, bound),
+            Relation::Ne => (Relation::Eq, bound),
+            Relation::Le => (Relation::Ge, bound + 1),
+            Relation::Ge => (Relation::Le, bound - 1),
         };
-        match bound {
-            Some(bound) => self.make_compare(relation, form, bound),
-            None => self.bool(false),
+        match i64::try_from(bound) {
+            Ok(bound) => Ok(self.make_compare(relation, form, bound)),
+            Err(_) => self.compare_beyond(relation, form, bound),
         }
     }
 
@@ -220,12 +225,35 @@ impl ShapeEnv {
                 i64::try_from(coefficient / divisor).map_err(|_| SymError::Overflow)?;
             narrow.push((term, coefficient));
         }
-        let Ok(bound) = i64::try_from(bound) else {
-            return Ok(self.bool(holds(relation, bound.signum())));
-        };
         debug_assert_eq!(normalizing_scale(&narrow), 1);
         let form = self.make_sum(narrow, 0)?;
+        let Ok(bound) = i64::try_from(bound) else {
+            return self.compare_beyond(relation, form, bound);
+        };
         Ok(self.make_compare(relation, form, bound))
+    }
+
+    /// `form <relation> bound` for a bound outside `i64`: decided when the form is a single
+    /// atom (its value is an `i64`) or its range has a finite end on that side; an overflow
+    /// otherwise, since a sum of several terms may itself leave `i64`.
+    fn compare_beyond(
+        &mut self,
+        relation: Relation,
+        form: ExprId,
+        bound: i128,
+    ) -> Result<ExprId, SymError> {
+        let range = self.range(form);
+        let atom = !matches!(self.arena.node(form), Node::Sum { .. });
+        let bounded = atom
+            || if bound > 0 {
+                range.finite_hi().is_some()
+            } else {
+                range.finite_lo().is_some()
+            };
+        if !bounded {
+            return Err(SymError::Overflow);
+        }
+        Ok(self.bool(holds(relation, bound.signum())))
     }
 
     fn flatten_connective(
@@ -298,7 +326,7 @@ impl ShapeEnv {
                             groups.push(FormGroup::new(form));
                             groups.len() - 1
                         });
-                    groups[index].add(relation, bound);
+                    groups[index].add(arg, relation, bound);
                 }
                 _ => others.push(arg),
             }
@@ -315,22 +343,29 @@ impl ShapeEnv {
 /// The bounds one conjunction puts on one form.
 struct FormGroup {
     form: ExprId,
-    lo: i64,
-    hi: i64,
-    excluded: Vec<i64>,
+    /// Bounds in `i128`, so that `i64::MIN` and `i64::MAX` stay ordinary values; the
+    /// `i128` extremes mean unbounded.
+    lo: i128,
+    hi: i128,
+    excluded: Vec<i128>,
+    /// The comparisons merged, kept in case the merged bounds leave `i64`.
+    originals: Vec<ExprId>,
 }
 
 impl FormGroup {
     fn new(form: ExprId) -> FormGroup {
         FormGroup {
             form,
-            lo: NEG_INF,
-            hi: POS_INF,
+            lo: i128::MIN,
+            hi: i128::MAX,
             excluded: Vec::new(),
+            originals: Vec::new(),
         }
     }
 
-    fn add(&mut self, relation: Relation, bound: i64) {
+    fn add(&mut self, cond: ExprId, relation: Relation, bound: i64) {
+        self.originals.push(cond);
+        let bound = i128::from(bound);
         match relation {
             Relation::Eq => {
                 self.lo = self.lo.max(bound);
@@ -344,17 +379,20 @@ impl FormGroup {
 
     /// Pushes the merged comparisons; false when they contradict each other.
     fn emit(mut self, env: &mut ShapeEnv, out: &mut Vec<ExprId>) -> bool {
-        while self.lo <= self.hi && self.lo != NEG_INF && self.excluded.contains(&self.lo) {
-            let Some(next) = self.lo.checked_add(1) else {
-                return false;
-            };
-            self.lo = next;
+        // A single atom is an `i64` value; a sum of several terms may leave `i64`.
+        let atom = !matches!(env.arena.node(self.form), Node::Sum { .. });
+        let (floor, ceiling) = if atom {
+            (i128::from(i64::MIN), i128::from(i64::MAX))
+        } else {
+            (i128::MIN, i128::MAX)
+        };
+        self.lo = self.lo.max(floor);
+        self.hi = self.hi.min(ceiling);
+        while self.lo <= self.hi && self.excluded.contains(&self.lo) {
+            self.lo += 1;
         }
-        while self.lo <= self.hi && self.hi != POS_INF && self.excluded.contains(&self.hi) {
-            let Some(next) = self.hi.checked_sub(1) else {
-                return false;
-            };
-            self.hi = next;
+        while self.lo <= self.hi && self.excluded.contains(&self.hi) {
+            self.hi -= 1;
         }
         if self.lo > self.hi {
             return false;
@@ -363,10 +401,10 @@ impl FormGroup {
         if self.lo == self.hi {
             parts.push((Relation::Eq, self.lo));
         } else {
-            if self.lo != NEG_INF {
+            if self.lo != floor {
                 parts.push((Relation::Ge, self.lo));
             }
-            if self.hi != POS_INF {
+            if self.hi != ceiling {
                 parts.push((Relation::Le, self.hi));
             }
             self.excluded.sort_unstable();
@@ -377,6 +415,16 @@ impl FormGroup {
                 }
             }
         }
+        // Moved off excluded values, a bound may leave `i64` (a form of several terms can):
+        // then the comparisons stay as they were.
+        let Ok(parts) = parts
+            .into_iter()
+            .map(|(relation, bound)| i64::try_from(bound).map(|bound| (relation, bound)))
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            out.extend(self.originals);
+            return true;
+        };
         for (relation, bound) in parts {
             let cond = env.make_compare(relation, self.form, bound);
             match env.as_bool(cond) {

@@ -25,6 +25,12 @@ pub(super) enum Op {
     Min(u32, u32),
     Max(u32, u32),
     Compare(u32, Relation, i64),
+    /// Starts an `i128` accumulator at a constant.
+    WideStart(i64),
+    /// Adds `coefficient * register` to the accumulator.
+    WideAdd(u32, i64),
+    /// Compares the accumulator with a bound.
+    WideCompare(Relation, i64),
     And(u32, u32),
     Or(u32, u32),
 }
@@ -104,13 +110,28 @@ impl Compiler<'_> {
                 relation,
                 form,
                 bound,
-            } => {
-                let form = self.operand(*form);
-                self.push(Op::Compare(form, *relation, *bound))
-            }
+            } => self.compare(*form, *relation, *bound),
             Node::And(args) => self.chain(args, Op::And),
             Node::Or(args) => self.chain(args, Op::Or),
         }
+    }
+
+    /// A comparison: a sum form is accumulated in `i128` by the wide instructions, as
+    /// evaluation does, so that a difference leaving `i64` does not fail.
+    fn compare(&mut self, form: ExprId, relation: Relation, bound: i64) -> u32 {
+        let Node::Sum { terms, constant } = self.env.arena.node(form) else {
+            let form = self.operand(form);
+            return self.push(Op::Compare(form, relation, bound));
+        };
+        let registers: Vec<(u32, i64)> = terms
+            .iter()
+            .map(|&(term, coefficient)| (self.operand(term), coefficient))
+            .collect();
+        self.push(Op::WideStart(*constant));
+        for (register, coefficient) in registers {
+            self.push(Op::WideAdd(register, coefficient));
+        }
+        self.push(Op::WideCompare(relation, bound))
     }
 
     /// In evaluation order: the constant first, then each term (a zero constant and unit
@@ -221,8 +242,27 @@ impl Registers for Vec<Option<i64>> {
 
 /// Runs a program with registers of the given kind; the result is its last register.
 fn run(program: &[Op], values: &[i64], registers: &mut impl Registers) -> bool {
+    let mut wide: Option<i128> = None;
     for (index, op) in program.iter().enumerate() {
-        let value = step(*op, values, |register| registers.get(register));
+        let value = match *op {
+            Op::WideStart(constant) => {
+                wide = Some(i128::from(constant));
+                Some(0)
+            }
+            Op::WideAdd(register, coefficient) => {
+                let term = registers
+                    .get(register)
+                    .map(|v| i128::from(v) * i128::from(coefficient));
+                wide = wide
+                    .zip(term)
+                    .and_then(|(total, term)| total.checked_add(term));
+                Some(0)
+            }
+            Op::WideCompare(relation, bound) => wide
+                .take()
+                .map(|total| i64::from(compare(relation, total, bound))),
+            op => step(op, values, |register| registers.get(register)),
+        };
         registers.set(index as u32, value);
     }
     registers
@@ -245,7 +285,10 @@ fn step(op: Op, values: &[i64], get: impl Fn(u32) -> Option<i64>) -> Option<i64>
         Op::Mask(a, mask) => get(a).map(|x| x & mask),
         Op::Min(a, b) => both(a, b).map(|(x, y)| x.min(y)),
         Op::Max(a, b) => both(a, b).map(|(x, y)| x.max(y)),
-        Op::Compare(a, relation, bound) => get(a).map(|x| i64::from(compare(relation, x, bound))),
+        Op::Compare(a, relation, bound) => {
+            get(a).map(|x| i64::from(compare(relation, i128::from(x), bound)))
+        }
+        Op::WideStart(_) | Op::WideAdd(..) | Op::WideCompare(..) => None,
         Op::And(a, b) => connective(get(a), get(b), false),
         Op::Or(a, b) => connective(get(a), get(b), true),
     }

@@ -1,8 +1,9 @@
 //! Value ranges `[lo, hi]` with infinite ends, and the interval arithmetic of every operation.
 //!
-//! An end equal to `i64::MIN` is read as −∞ and one equal to `i64::MAX` as +∞. Arithmetic is
-//! done in `i128` with a far larger infinity and clamped back, so a bound that leaves `i64`
-//! becomes infinite: ranges only ever widen on overflow, which keeps them sound.
+//! A lower end equal to `i64::MIN` is read as −∞ and an upper end equal to `i64::MAX` as +∞
+//! (an upper end of `i64::MIN` or a lower end of `i64::MAX` is that finite value). Arithmetic
+//! is done in `i128` with a far larger infinity and clamped back, so a bound that leaves
+//! `i64` becomes infinite: ranges only ever widen on overflow, which keeps them sound.
 
 use std::fmt;
 use std::ops::{Add, Mul, Neg};
@@ -79,6 +80,24 @@ impl Range {
         (self.hi != POS_INF).then_some(self.hi)
     }
 
+    /// The lower end in `i128`, −∞ mapped to −[`INF`].
+    fn wide_lo(self) -> i128 {
+        if self.lo == NEG_INF {
+            -INF
+        } else {
+            i128::from(self.lo)
+        }
+    }
+
+    /// The upper end in `i128`, +∞ mapped to [`INF`].
+    fn wide_hi(self) -> i128 {
+        if self.hi == POS_INF {
+            INF
+        } else {
+            i128::from(self.hi)
+        }
+    }
+
     /// Values in both ranges.
     #[must_use]
     pub fn intersect(self, other: Range) -> Range {
@@ -111,20 +130,20 @@ impl Range {
     #[must_use]
     pub fn modulo(self, divisor: Range) -> Range {
         if divisor.lo > 0 && self.lo >= 0 {
-            let below = narrow(widen(divisor.hi) - 1);
+            let below = narrow(divisor.wide_hi() - 1);
             return Range::new(0, self.hi.min(below));
         }
         if divisor.hi < 0 && self.hi <= 0 {
-            let above = narrow(widen(divisor.lo) + 1);
+            let above = narrow(divisor.wide_lo() + 1);
             return Range::new(self.lo.max(above), 0);
         }
         let lo = if divisor.lo < 0 {
-            narrow(widen(divisor.lo) + 1)
+            narrow(divisor.wide_lo() + 1)
         } else {
             0
         };
         let hi = if divisor.hi > 0 {
-            narrow(widen(divisor.hi) - 1)
+            narrow(divisor.wide_hi() - 1)
         } else {
             0
         };
@@ -146,17 +165,18 @@ impl Range {
     /// `a ** exponent`.
     #[must_use]
     pub fn pow(self, exponent: u32) -> Range {
-        let power = |bound: i64| narrow(widen(bound).saturating_pow(exponent));
+        let power = |bound: i128| narrow(bound.saturating_pow(exponent));
+        let (lo, hi) = (self.wide_lo(), self.wide_hi());
         if exponent == 0 {
             return Range::exactly(1);
         }
         if exponent % 2 == 1 || self.lo >= 0 {
-            return Range::new(power(self.lo), power(self.hi));
+            return Range::new(power(lo), power(hi));
         }
         if self.hi <= 0 {
-            return Range::new(power(self.hi), power(self.lo));
+            return Range::new(power(hi), power(lo));
         }
-        Range::new(0, power(self.lo).max(power(self.hi)))
+        Range::new(0, power(lo).max(power(hi)))
     }
 }
 
@@ -166,8 +186,8 @@ impl Add for Range {
 
     fn add(self, other: Range) -> Range {
         Range::new(
-            narrow(widen(self.lo).saturating_add(widen(other.lo))),
-            narrow(widen(self.hi).saturating_add(widen(other.hi))),
+            narrow(self.wide_lo().saturating_add(other.wide_lo())),
+            narrow(self.wide_hi().saturating_add(other.wide_hi())),
         )
     }
 }
@@ -177,7 +197,7 @@ impl Neg for Range {
     type Output = Range;
 
     fn neg(self) -> Range {
-        Range::new(narrow(-widen(self.hi)), narrow(-widen(self.lo)))
+        Range::new(narrow(-self.wide_hi()), narrow(-self.wide_lo()))
     }
 }
 
@@ -200,15 +220,6 @@ impl fmt::Display for Range {
             Some(hi) => write!(f, "{hi}]"),
             None => write!(f, "inf]"),
         }
-    }
-}
-
-/// A range end in `i128`, infinities mapped to ±[`INF`].
-pub(super) fn widen(bound: i64) -> i128 {
-    match bound {
-        NEG_INF => -INF,
-        POS_INF => INF,
-        _ => i128::from(bound),
     }
 }
 
@@ -236,10 +247,10 @@ fn floor_div_wide(a: i128, b: i128) -> i128 {
 /// The hull of `op` over the four corners: exact for operations monotonic in each argument.
 fn corners(a: Range, b: Range, op: impl Fn(i128, i128) -> i128) -> Range {
     let values = [
-        op(widen(a.lo), widen(b.lo)),
-        op(widen(a.lo), widen(b.hi)),
-        op(widen(a.hi), widen(b.lo)),
-        op(widen(a.hi), widen(b.hi)),
+        op(a.wide_lo(), b.wide_lo()),
+        op(a.wide_lo(), b.wide_hi()),
+        op(a.wide_hi(), b.wide_lo()),
+        op(a.wide_hi(), b.wide_hi()),
     ];
     let lo = values.iter().copied().min().unwrap_or(-INF);
     let hi = values.iter().copied().max().unwrap_or(INF);

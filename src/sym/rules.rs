@@ -231,14 +231,18 @@ fn split_multiples(env: &mut ShapeEnv, a: ExprId, b: ExprId) -> Option<Result<Ex
 fn drop_multiples(env: &mut ShapeEnv, a: ExprId, b: ExprId) -> Option<Result<ExprId, SymError>> {
     let divisor = env.divisor_at_least(b, 2)?;
     let poly = env.poly(a);
-    let reduce = |c: i64| c.rem_euclid(divisor);
-    let unchanged =
-        reduce(poly.constant) == poly.constant && poly.terms.iter().all(|&(_, c)| reduce(c) == c);
+    // The representative of smallest magnitude, so that no coefficient grows.
+    let reduce = |c: i64| match c.rem_euclid(divisor) {
+        r if r > divisor / 2 => r - divisor,
+        r => r,
+    };
+    let constant = poly.constant.rem_euclid(divisor);
+    let unchanged = constant == poly.constant && poly.terms.iter().all(|&(_, c)| reduce(c) == c);
     if unchanged {
         return None;
     }
     let terms = poly.terms.iter().map(|&(t, c)| (t, reduce(c))).collect();
-    let reduced = env.make_sum(terms, reduce(poly.constant)).ok()?;
+    let reduced = env.make_sum(terms, constant).ok()?;
     Some(env.modulo(reduced, b))
 }
 
@@ -291,10 +295,14 @@ fn multiple_of(
 ) -> Option<Result<ExprId, SymError>> {
     let (x, y) = (env.arena.data(a).linear, env.arena.data(b).linear);
     let same_form = x.form.is_some() && x.form == y.form && x.constant == 0 && y.constant == 0;
-    if !same_form || x.scale % y.scale != 0 || env.range(b).contains(0) {
+    if !same_form || x.scale.checked_rem(y.scale) != Some(0) || env.range(b).contains(0) {
         return None;
     }
-    let value = if modulo { 0 } else { x.scale / y.scale };
+    let value = if modulo {
+        0
+    } else {
+        x.scale.checked_div(y.scale)?
+    };
     Some(Ok(env.int(value)))
 }
 
