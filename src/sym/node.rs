@@ -141,10 +141,51 @@ pub(super) struct NodeData {
     /// Number of nodes when written out as a tree (saturating): bounds work on shared DAGs.
     pub size: u32,
     /// Free symbols sorted by id.
-    pub free: Box<[SymbolId]>,
+    pub free: Free,
     pub unbacked: bool,
     pub boolean: bool,
     pub linear: Linear,
+}
+
+/// A node's free symbols, sorted: up to three inline, more on the heap.
+#[derive(Clone, Debug)]
+pub(super) enum Free {
+    Inline { length: u8, symbols: [SymbolId; 3] },
+    Heap(Box<[SymbolId]>),
+}
+
+impl Free {
+    fn new(symbols: &[SymbolId]) -> Free {
+        if symbols.len() > 3 {
+            return Free::Heap(symbols.into());
+        }
+        let mut inline = [SymbolId(0); 3];
+        inline[..symbols.len()].copy_from_slice(symbols);
+        Free::Inline {
+            length: symbols.len() as u8,
+            symbols: inline,
+        }
+    }
+}
+
+impl std::ops::Deref for Free {
+    type Target = [SymbolId];
+
+    fn deref(&self) -> &[SymbolId] {
+        match self {
+            Free::Inline { length, symbols } => &symbols[..usize::from(*length)],
+            Free::Heap(symbols) => symbols,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Free {
+    type Item = &'a SymbolId;
+    type IntoIter = std::slice::Iter<'a, SymbolId>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
 }
 
 /// The interner: nodes in creation order, found again by hash. The map holds only the latest
@@ -155,6 +196,8 @@ pub(super) struct Arena {
     index: FxHashMap<u64, ExprId>,
     /// For each node, the previous node with the same hash.
     chain: Vec<Option<ExprId>>,
+    /// Reused while merging children's free symbols.
+    scratch: Vec<SymbolId>,
 }
 
 impl Arena {
@@ -194,7 +237,7 @@ impl Arena {
             constant: 0,
         };
         let shape = Shape { depth: 1, size: 1 };
-        self.push(node, key, shape, Box::new([symbol]), unbacked, linear)
+        self.push(node, key, shape, Free::new(&[symbol]), unbacked, linear)
     }
 
     /// Interns a canonical node. `form` is the linear view of a sum that is not itself a
@@ -205,7 +248,8 @@ impl Arena {
         }
         let id = self.next_id();
         let (mut depth, mut size, mut unbacked, mut lead) = (0, 1u32, false, u32::MAX);
-        let mut free: Vec<SymbolId> = Vec::new();
+        let mut free = std::mem::take(&mut self.scratch);
+        free.clear();
         node.for_each_child(|child| {
             let data = &self.nodes[child.index()];
             depth = depth.max(data.depth);
@@ -227,7 +271,9 @@ impl Arena {
             depth: depth + 1,
             size,
         };
-        self.push(node, key, shape, free.into(), unbacked, linear)
+        let symbols = Free::new(&free);
+        self.scratch = free;
+        self.push(node, key, shape, symbols, unbacked, linear)
     }
 
     fn find(&self, node: &Node) -> Option<ExprId> {
@@ -250,7 +296,7 @@ impl Arena {
         node: Node,
         key: SortKey,
         shape: Shape,
-        free: Box<[SymbolId]>,
+        free: Free,
         unbacked: bool,
         linear: Linear,
     ) -> ExprId {
