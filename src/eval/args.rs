@@ -234,6 +234,21 @@ impl Bound {
         normalize_dim(value, ndim, self.span(index))
     }
 
+    /// A list of ints given for parameter `index`.
+    pub fn int_list(&self, index: usize) -> Result<Vec<i64>> {
+        let value = self.required(index)?;
+        let Value::List(items) = value else {
+            return Err(self.wrong(index, "a list of ints", value));
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Value::Int(size) => Ok(*size),
+                other => Err(self.wrong(index, "a list of ints", other)),
+            })
+            .collect()
+    }
+
     /// Sizes given as separate ints (`zeros(2, 3)`) after the fixed parameters, or as one list
     /// (`zeros([2, 3])`).
     pub fn sizes(&self) -> Result<Vec<i64>> {

@@ -138,14 +138,7 @@ pub fn full(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("full", &["size", "value", "dtype"])?;
     let shape = match args.required(0)? {
         Value::Int(size) => vec![Dim::Known(*size)],
-        Value::List(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::Int(size) => Ok(Dim::Known(*size)),
-                other => Err(args.wrong(0, "a list of ints", other)),
-            })
-            .collect::<Result<_>>()?,
-        other => return Err(args.wrong(0, "an int or a list of ints", other)),
+        _ => shape_of(args.int_list(0)?),
     };
     let value = args.scalar(1)?;
     let dtype = args.dtype(2)?.unwrap_or(value.dtype());

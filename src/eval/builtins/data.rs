@@ -1,6 +1,7 @@
 //! Data-dependent builtins: `item`, `tolist`, `nonzero`, `masked_select`,
 //! `repeat_interleave` and `unique`.
 
+use super::on_tensor;
 use crate::diag::{Code, Result};
 use crate::dtype::Scalar;
 use crate::eval::args::CallArgs;
@@ -55,23 +56,12 @@ fn nest(shape: &[usize], elements: &[Value]) -> Value {
     }
 }
 
-fn one_tensor(
-    interpreter: &mut Interpreter,
-    args: CallArgs,
-    name: &'static str,
-    op: Op,
-) -> Result<Value> {
-    let args = args.bind(name, &["x"])?;
-    let tensor = args.tensor(0)?;
-    interpreter.apply_one(op, vec![Operand::Tensor(tensor)], args.span)
-}
-
 pub fn nonzero(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
-    one_tensor(interpreter, args, "nonzero", Op::Nonzero)
+    on_tensor(interpreter, args, "nonzero", Op::Nonzero)
 }
 
 pub fn unique(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
-    one_tensor(interpreter, args, "unique", Op::Unique)
+    on_tensor(interpreter, args, "unique", Op::Unique)
 }
 
 pub fn masked_select(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {

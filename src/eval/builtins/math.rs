@@ -1,6 +1,7 @@
 //! Elementwise functions, casts, reductions, scans and matmul.
 
 use super::core::scalar_operand;
+use super::on_tensor;
 use crate::diag::{Code, Result};
 use crate::dtype::DType;
 use crate::eval::args::{Bound, CallArgs, normalize_dim};
@@ -15,9 +16,7 @@ fn unary(
     name: &'static str,
     op: UnaryOp,
 ) -> Result<Value> {
-    let mut args = args.bind(name, &["x"])?;
-    let tensor = args.take_tensor(0)?;
-    interpreter.apply_one(Op::Unary(op), vec![Operand::Tensor(tensor)], args.span)
+    on_tensor(interpreter, args, name, Op::Unary(op))
 }
 
 pub fn exp(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -110,9 +109,7 @@ fn cast(
     name: &'static str,
     dtype: DType,
 ) -> Result<Value> {
-    let args = args.bind(name, &["x"])?;
-    let tensor = args.tensor(0)?;
-    interpreter.apply_one(Op::Cast(dtype), vec![Operand::Tensor(tensor)], args.span)
+    on_tensor(interpreter, args, name, Op::Cast(dtype))
 }
 
 pub fn long(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {

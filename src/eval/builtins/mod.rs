@@ -14,9 +14,11 @@ use std::sync::LazyLock;
 
 use super::Interpreter;
 use super::args::CallArgs;
+use super::tensor::Operand;
 use super::value::Value;
 use crate::diag::Result;
 use crate::dtype::DType;
+use crate::graph::op::Op;
 
 type Run = fn(&mut Interpreter, CallArgs) -> Result<Value>;
 
@@ -49,6 +51,19 @@ impl Builtin {
     pub(super) fn call(self, interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         (self.0.run)(interpreter, args)
     }
+}
+
+/// A builtin taking one tensor `x` and applying `op` to it (the tensor is moved, so a
+/// temporary's buffer can hold the result).
+fn on_tensor(
+    interpreter: &mut Interpreter,
+    args: CallArgs,
+    name: &'static str,
+    op: Op,
+) -> Result<Value> {
+    let mut args = args.bind(name, &["x"])?;
+    let tensor = args.take_tensor(0)?;
+    interpreter.apply_one(op, vec![Operand::Tensor(tensor)], args.span)
 }
 
 const fn def(name: &'static str, form: Form, run: Run) -> Def {

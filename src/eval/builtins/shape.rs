@@ -214,14 +214,7 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
             )
             .into());
         }
-        Value::List(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::Int(size) => Ok(Dim::Known(*size)),
-                other => Err(args.wrong(1, "an int or a list of ints", other)),
-            })
-            .collect::<Result<_>>()?,
-        other => return Err(args.wrong(1, "an int or a list of ints", other)),
+        _ => ints_to_dims(args.int_list(1)?),
     };
     let parts = interpreter.apply(
         Op::Split { sizes, dim },
