@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use tsl::diag::render::{self, Format};
 use tsl::diag::{Code, Diagnostic};
-use tsl::eval::{Interpreter, Options, Output, Status, limits};
+use tsl::eval::{Interpreter, LogChannels, Options, Output, Status, limits};
 use tsl::source::SourceMap;
 
 #[derive(Parser)]
@@ -115,11 +115,35 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
         output.diagnostic(&SourceMap::new(), &unavailable);
         return Status::Failed;
     }
+    let mut output = output;
+    let log = log_channels(&mut output);
     let options = Options {
         eager: options.eager,
+        log,
     };
     let mut interpreter = Interpreter::new(options, Box::new(output));
     interpreter.run_file(file)
+}
+
+/// The log channels `TSL_LOG` turns on; unknown names are warned about and ignored.
+fn log_channels(output: &mut Terminal) -> LogChannels {
+    let Ok(list) = std::env::var("TSL_LOG") else {
+        return LogChannels::default();
+    };
+    let (channels, unknown) = LogChannels::parse(&list);
+    if !unknown.is_empty() {
+        let mut warning = Diagnostic::without_span(
+            Code::InputError,
+            format!("TSL_LOG names unknown channels: {}", unknown.join(", ")),
+        )
+        .with_help(format!(
+            "the channels are {}",
+            LogChannels::NAMES.join(", ")
+        ));
+        warning.severity = tsl::diag::Severity::Warning;
+        output.diagnostic(&SourceMap::new(), &warning);
+    }
+    channels
 }
 
 fn explain(code: &str) -> ExitCode {
@@ -164,6 +188,11 @@ impl Output for Terminal {
         let _ = self.stdout.flush();
         let mut stderr = std::io::stderr().lock();
         let _ = render::write(&mut stderr, sources, diagnostic, self.format, self.color);
+    }
+
+    fn log(&mut self, line: &str) {
+        let _ = self.stdout.flush();
+        eprintln!("{line}");
     }
 }
 

@@ -15,12 +15,14 @@
 mod args;
 mod builtins;
 mod call;
+mod compile;
 mod expr;
 mod index;
 mod module;
 mod operators;
 mod stmt;
 mod tensor;
+pub mod trace;
 mod value;
 
 use std::collections::HashMap;
@@ -32,7 +34,7 @@ use rand_chacha::ChaCha8Rng;
 
 pub use value::{CompileOptions, Function, Module, TensorValue, Value};
 
-use crate::diag::{Code, Diagnostic, Result};
+use crate::diag::{Code, Diagnostic, Frame, Result};
 use crate::source::{FileId, SourceMap, Span};
 use crate::syntax::ast::{Item, Program};
 
@@ -53,16 +55,67 @@ pub mod limits {
 pub struct Options {
     /// Ignore `@compile`: run every function eagerly.
     pub eager: bool,
+    /// Which log channels print (`TSL_LOG`).
+    pub log: LogChannels,
 }
 
-/// Where printed text and diagnostics go: the terminal for the CLI, buffers for tests.
+/// The log channels of spec §9, each printed to the log output when on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)] // four independent switches, named as the spec names them
+pub struct LogChannels {
+    /// `create_unbacked`, `set_replacement`, `runtime_assert` (and `guard_or_*` fallbacks).
+    pub dynamic: bool,
+    /// Every guard a trace records.
+    pub guards: bool,
+    /// Why a compiled function was traced again.
+    pub recompiles: bool,
+    /// Every traced graph.
+    pub graph: bool,
+}
+
+impl LogChannels {
+    pub const NAMES: [&'static str; 4] = ["dynamic", "guards", "recompiles", "graph"];
+
+    /// Parses a comma-separated list such as `dynamic,guards`; the unknown names are returned.
+    pub fn parse(list: &str) -> (LogChannels, Vec<String>) {
+        let mut channels = LogChannels::default();
+        let mut unknown = Vec::new();
+        for name in list
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
+            match name {
+                "dynamic" => channels.dynamic = true,
+                "guards" => channels.guards = true,
+                "recompiles" => channels.recompiles = true,
+                "graph" => channels.graph = true,
+                "all" => {
+                    channels = LogChannels {
+                        dynamic: true,
+                        guards: true,
+                        recompiles: true,
+                        graph: true,
+                    };
+                }
+                other => unknown.push(other.to_string()),
+            }
+        }
+        (channels, unknown)
+    }
+}
+
+/// Where printed text, diagnostics and log lines go: the terminal for the CLI, buffers for
+/// tests.
 pub trait Output {
     fn print(&mut self, text: &str);
     fn diagnostic(&mut self, sources: &SourceMap, diagnostic: &Diagnostic);
+    /// One line of a log channel (`TSL_LOG`).
+    fn log(&mut self, line: &str);
 }
 
 /// Local variables of one function call (or of top-level blocks), innermost scope last.
-struct Frame {
+struct CallFrame {
     module: Rc<Module>,
     scopes: Vec<HashMap<Rc<str>, Value>>,
     in_function: bool,
@@ -75,12 +128,16 @@ pub struct Interpreter {
     out: Box<dyn Output>,
     modules: HashMap<String, Rc<Module>>,
     loading: Vec<String>,
-    frames: Vec<Frame>,
+    frames: Vec<CallFrame>,
     rng: ChaCha8Rng,
     eval_depth: usize,
     call_depth: usize,
     /// The module that cells (`run_cell`) share, created by the first cell.
     session: Option<Rc<Module>>,
+    /// The trace in progress, while a `@compile` function is traced.
+    tracer: Option<Box<trace::Tracer>>,
+    /// The calls in progress, innermost last, for the call traces of graph nodes.
+    call_sites: Vec<Frame>,
 }
 
 /// What running some source produced.
@@ -104,6 +161,8 @@ impl Interpreter {
             eval_depth: 0,
             call_depth: 0,
             session: None,
+            tracer: None,
+            call_sites: Vec::new(),
         }
     }
 
@@ -185,7 +244,7 @@ impl Interpreter {
     /// Runs a parsed module: definitions and `use`s first (so functions may call each other in
     /// any order), then statements top to bottom.
     fn run_module(&mut self, module: &Rc<Module>, program: &Program) -> Result<()> {
-        self.frames.push(Frame {
+        self.frames.push(CallFrame {
             module: module.clone(),
             scopes: Vec::new(),
             in_function: false,
@@ -215,7 +274,7 @@ impl Interpreter {
         Ok(())
     }
 
-    fn frame(&mut self) -> &mut Frame {
+    fn frame(&mut self) -> &mut CallFrame {
         self.frames
             .last_mut()
             .expect("the interpreter always runs inside a frame")

@@ -46,6 +46,8 @@ impl Reported {
 pub struct Run {
     pub stdout: String,
     pub diagnostics: Vec<Reported>,
+    /// Lines of the log channels turned on in the options.
+    pub log: Vec<String>,
     pub failed: bool,
 }
 
@@ -53,6 +55,7 @@ pub struct Run {
 struct Captured {
     stdout: String,
     diagnostics: Vec<Reported>,
+    log: Vec<String>,
 }
 
 struct Capture(Rc<RefCell<Captured>>);
@@ -60,6 +63,10 @@ struct Capture(Rc<RefCell<Captured>>);
 impl Output for Capture {
     fn print(&mut self, text: &str) {
         self.0.borrow_mut().stdout.push_str(text);
+    }
+
+    fn log(&mut self, line: &str) {
+        self.0.borrow_mut().log.push(line.to_string());
     }
 
     fn diagnostic(&mut self, sources: &SourceMap, diagnostic: &Diagnostic) {
@@ -109,6 +116,7 @@ fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> 
     Run {
         stdout: captured.stdout,
         diagnostics: captured.diagnostics,
+        log: captured.log,
         failed: status == Status::Failed,
     }
 }
