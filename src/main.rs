@@ -40,6 +40,23 @@ enum Command {
         #[command(flatten)]
         options: RunOptions,
     },
+    /// Static diagnostics without running: syntax, names, calls, and a symbolic trace of
+    /// every @compile function from its annotations.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the traced graph of a function (traced from its annotations), with its guards and
+    /// asserts.
+    Graph {
+        file: PathBuf,
+        /// The function to trace.
+        #[arg(long = "fn", value_name = "NAME")]
+        function: String,
+        /// Print Graphviz DOT instead of text.
+        #[arg(long)]
+        dot: bool,
+    },
     /// Explain a diagnostic code, e.g. `tsl explain data-dependent-guard`.
     Explain { code: String },
 }
@@ -74,6 +91,22 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::Run { file, options }) => run(&file, &options, format),
+        Some(Command::Check { files }) => on_interpreter_thread(format, move |interpreter| {
+            let mut status = Status::Ok;
+            for file in &files {
+                if tsl::check::check_file(interpreter, file) == Status::Failed {
+                    status = Status::Failed;
+                }
+            }
+            status
+        }),
+        Some(Command::Graph {
+            file,
+            function,
+            dot,
+        }) => on_interpreter_thread(format, move |interpreter| {
+            print_graph(interpreter, &file, &function, dot)
+        }),
         Some(Command::Explain { code }) => explain(&code),
         None => match cli.file {
             Some(file) => run(&file, &cli.run, format),
@@ -89,10 +122,31 @@ fn main() -> ExitCode {
 fn run(file: &Path, options: &RunOptions, format: Format) -> ExitCode {
     let file = file.to_path_buf();
     let options = options.clone();
+    on_big_stack(move || run_on_this_thread(&file, &options, format))
+}
+
+/// Runs `body` with a fresh interpreter on a large-stack thread.
+fn on_interpreter_thread(
+    format: Format,
+    body: impl FnOnce(&mut Interpreter) -> Status + Send + 'static,
+) -> ExitCode {
+    on_big_stack(move || {
+        let mut output = Terminal::new(format);
+        let log = log_channels(&mut output);
+        let options = Options {
+            log,
+            ..Options::default()
+        };
+        let mut interpreter = Interpreter::new(options, Box::new(output));
+        body(&mut interpreter)
+    })
+}
+
+fn on_big_stack(body: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
     let worker = std::thread::Builder::new()
         .name("tsl".to_string())
         .stack_size(limits::STACK_BYTES)
-        .spawn(move || run_on_this_thread(&file, &options, format));
+        .spawn(body);
     let status = match worker.map(std::thread::JoinHandle::join) {
         Ok(Ok(status)) => status,
         _ => Status::Failed,
@@ -100,6 +154,47 @@ fn run(file: &Path, options: &RunOptions, format: Format) -> ExitCode {
     match status {
         Status::Ok => ExitCode::SUCCESS,
         Status::Failed => ExitCode::FAILURE,
+    }
+}
+
+/// `tsl graph`: the graph of one function traced from its annotations.
+fn print_graph(interpreter: &mut Interpreter, file: &Path, name: &str, dot: bool) -> Status {
+    let Some((module, _)) = interpreter.load_definitions(file) else {
+        return Status::Failed;
+    };
+    let Some(function) = module.function(name) else {
+        let known: Vec<String> = module.function_names();
+        let diagnostic = Diagnostic::without_span(
+            Code::NameError,
+            format!("`{}` defines no function `{name}`", file.display()),
+        )
+        .with_help(if known.is_empty() {
+            "the file defines no functions".to_string()
+        } else {
+            format!("its functions are {}", known.join(", "))
+        });
+        interpreter.report(&diagnostic);
+        return Status::Failed;
+    };
+    let (traced, notes) = interpreter.trace_from_annotations(&function);
+    for note in &notes {
+        interpreter.report(note);
+    }
+    match traced {
+        Ok(traced) => {
+            let text = if dot {
+                tsl::graph::dot::to_dot(&traced.graph)
+            } else {
+                tsl::graph::print::print_graph(&traced.graph, Some(interpreter.sources()))
+            };
+            print!("{text}");
+            Status::Ok
+        }
+        Err(diagnostic) => {
+            let failed = diagnostic.is_error();
+            interpreter.report(&diagnostic);
+            if failed { Status::Failed } else { Status::Ok }
+        }
     }
 }
 
@@ -120,6 +215,7 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
     let options = Options {
         eager: options.eager,
         log,
+        ..Options::default()
     };
     let mut interpreter = Interpreter::new(options, Box::new(output));
     interpreter.run_file(file)

@@ -185,12 +185,17 @@ impl Bound {
     /// An int that must be concrete; a symbolic int (while tracing) is guarded on or, if it
     /// depends on data, is a `data-dependent-int`.
     pub fn int(&self, interpreter: &mut Interpreter, index: usize) -> Result<i64> {
-        let value = self.required(index)?;
         let why = format!(
             "the `{}` argument of {}()",
             self.params[index], self.function
         );
-        match interpreter.concrete(value, self.span(index), &why)? {
+        self.int_for(interpreter, index, &why)
+    }
+
+    /// [`Bound::int`], saying `why` the value must be concrete.
+    pub fn int_for(&self, interpreter: &mut Interpreter, index: usize, why: &str) -> Result<i64> {
+        let value = self.required(index)?;
+        match interpreter.concrete(value, self.span(index), why)? {
             Some(value) => Ok(value),
             None => Err(self.wrong(index, "an int", value)),
         }

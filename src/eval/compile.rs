@@ -120,6 +120,9 @@ impl Interpreter {
             ..
         } = tracer;
         graph.output = output;
+        if self.options.keep_unoptimized {
+            self.unoptimized.push(graph.clone());
+        }
         passes::optimize(&mut graph);
         if let Err(problem) = verify::verify(&graph) {
             return Err(error(

@@ -100,8 +100,23 @@ impl Interpreter {
     }
 
     fn eval_name(&mut self, name: &Ident) -> Result<Value> {
-        self.lookup(&name.name)
-            .ok_or_else(|| self.unknown_name(name).into())
+        if let Some(value) = self.lookup(&name.name) {
+            return Ok(value);
+        }
+        let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
+        if hintless && self.current_module().declares(&name.name) {
+            return Err(Diagnostic::note(
+                Code::Specialization,
+                name.span,
+                format!(
+                    "the trace needs the global `{}`, which only has a value when the script runs; the rest of this function is not checked",
+                    name.name
+                ),
+            )
+            .with_label("set by a top-level `let`")
+            .into());
+        }
+        Err(self.unknown_name(name).into())
     }
 
     fn unknown_name(&self, name: &Ident) -> Diagnostic {
@@ -325,7 +340,7 @@ fn shorten(name: &str) -> String {
 }
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
-pub(super) fn suggest(name: &str, candidates: Vec<String>) -> Option<String> {
+pub fn suggest(name: &str, candidates: Vec<String>) -> Option<String> {
     if name.len() > 64 {
         return None;
     }

@@ -32,6 +32,9 @@ use std::rc::Rc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+pub use builtins::global_names;
+pub use expr::suggest;
+pub use module::STD_MODULES;
 pub use value::{CompileOptions, Function, Module, TensorValue, Value};
 
 use crate::diag::{Code, Diagnostic, Frame, Result};
@@ -57,6 +60,9 @@ pub struct Options {
     pub eager: bool,
     /// Which log channels print (`TSL_LOG`).
     pub log: LogChannels,
+    /// Keep a copy of every traced graph as it was before the passes ran (for tests that
+    /// compare graphs before and after optimisation).
+    pub keep_unoptimized: bool,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.
@@ -138,6 +144,8 @@ pub struct Interpreter {
     tracer: Option<Box<trace::Tracer>>,
     /// The calls in progress, innermost last, for the call traces of graph nodes.
     call_sites: Vec<Frame>,
+    /// Traced graphs before optimisation, when `Options::keep_unoptimized` is set.
+    unoptimized: Vec<crate::graph::ir::Graph>,
 }
 
 /// What running some source produced.
@@ -163,6 +171,7 @@ impl Interpreter {
             session: None,
             tracer: None,
             call_sites: Vec::new(),
+            unoptimized: Vec::new(),
         }
     }
 
@@ -172,6 +181,12 @@ impl Interpreter {
 
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// The graphs traced so far as they were before the passes ran (empty unless
+    /// `Options::keep_unoptimized` is set).
+    pub fn unoptimized_graphs(&self) -> &[crate::graph::ir::Graph] {
+        &self.unoptimized
     }
 
     /// Reads, parses and runs a script; every diagnostic goes to the output.
@@ -224,6 +239,46 @@ impl Interpreter {
         }
     }
 
+    /// Parses a script and binds its functions and `use`s without running its statements
+    /// (`tsl check`, `tsl graph`). Syntax errors are reported; `None` if there was any.
+    pub fn load_definitions(&mut self, path: &Path) -> Option<(Rc<Module>, Program)> {
+        let text = match module::read_source(path) {
+            Ok(text) => text,
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                return None;
+            }
+        };
+        let name = path.display().to_string();
+        self.load_source_definitions(&name, Some(path), text)
+    }
+
+    /// [`Interpreter::load_definitions`] for source text.
+    pub fn load_source_definitions(
+        &mut self,
+        name: &str,
+        path: Option<&Path>,
+        text: String,
+    ) -> Option<(Rc<Module>, Program)> {
+        let file = self.sources.add(name, path.map(Path::to_path_buf), text);
+        let program = self.parse_reporting(file)?;
+        let module = Rc::new(Module::new("<main>".to_string(), None, file));
+        self.frames.push(CallFrame {
+            module: module.clone(),
+            scopes: Vec::new(),
+            in_function: false,
+        });
+        let result = self.bind_definitions(&module, &program.items);
+        self.frames.pop();
+        match result {
+            Ok(()) => Some((module, program)),
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                None
+            }
+        }
+    }
+
     /// Parses a file, reporting every syntax error; `None` if there was any.
     fn parse_reporting(&mut self, file: FileId) -> Option<Program> {
         let parsed = crate::syntax::parse(file, &self.sources.get(file).text);
@@ -255,13 +310,7 @@ impl Interpreter {
     }
 
     fn run_items(&mut self, module: &Rc<Module>, items: &[Item]) -> Result<()> {
-        for item in items {
-            match item {
-                Item::Use(decl) => self.run_use(module, decl)?,
-                Item::Fn(def) => self.define_function(module, def)?,
-                Item::Stmt(_) => {}
-            }
-        }
+        self.bind_definitions(module, items)?;
         for item in items {
             if let Item::Stmt(stmt) = item
                 && let stmt::Flow::Return(_, span) = self.exec_stmt(stmt)?
@@ -269,6 +318,22 @@ impl Interpreter {
                 return Err(
                     error(Code::SyntaxError, span, "`return` outside of a function").into(),
                 );
+            }
+        }
+        Ok(())
+    }
+
+    /// Binds a module's `use`s and functions, and records the globals its statements declare.
+    fn bind_definitions(&mut self, module: &Rc<Module>, items: &[Item]) -> Result<()> {
+        for item in items {
+            match item {
+                Item::Use(decl) => self.run_use(module, decl)?,
+                Item::Fn(def) => self.define_function(module, def)?,
+                Item::Stmt(stmt) => {
+                    if let crate::syntax::ast::StmtKind::Let(target, _) = &stmt.kind {
+                        module.declare(target);
+                    }
+                }
             }
         }
         Ok(())

@@ -58,10 +58,13 @@ impl Interpreter {
         operands: Vec<Operand>,
         span: Span,
     ) -> Result<Vec<TensorValue>> {
-        // Random numbers must differ per call, so they are always recorded while tracing;
-        // anything else on constants alone is computed now (constant folding).
+        // Random numbers must differ per call, so they are always recorded while tracing, as
+        // is anything with a symbolic operand or size; the rest, on constants alone, is
+        // computed now (constant folding).
         let traced = self.tracer.is_some()
-            && (matches!(op, Op::Randn { .. }) || operands.iter().any(Operand::is_traced));
+            && (matches!(op, Op::Randn { .. })
+                || operands.iter().any(Operand::is_traced)
+                || op.dims().iter().any(|d| d.known().is_none()));
         if traced {
             return self.apply_traced(op, operands, span);
         }

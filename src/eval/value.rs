@@ -247,6 +247,8 @@ pub struct Module {
     pub globals: RefCell<HashMap<Rc<str>, Value>>,
     /// Where the module was first used, for circular-use errors.
     pub used_at: Option<Span>,
+    /// Globals its top-level `let`s declare (known before they are assigned).
+    declared: RefCell<Vec<Rc<str>>>,
 }
 
 impl Module {
@@ -257,7 +259,62 @@ impl Module {
             file,
             globals: RefCell::new(HashMap::new()),
             used_at: None,
+            declared: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Records the names a top-level `let` declares.
+    pub fn declare(&self, target: &crate::syntax::ast::Target) {
+        let mut declared = self.declared.borrow_mut();
+        match target {
+            crate::syntax::ast::Target::Name(name) => declared.push(name.name.clone()),
+            crate::syntax::ast::Target::List { names, rest, .. } => {
+                declared.extend(names.iter().chain(rest).map(|name| name.name.clone()));
+            }
+        }
+    }
+
+    pub fn declares(&self, name: &str) -> bool {
+        self.declared
+            .borrow()
+            .iter()
+            .any(|declared| &**declared == name)
+    }
+
+    /// The function defined under `name`.
+    pub fn function(&self, name: &str) -> Option<Rc<Function>> {
+        match self.get(name) {
+            Some(Value::Function(function)) => Some(function),
+            _ => None,
+        }
+    }
+
+    /// The names of the module's functions, sorted.
+    pub fn function_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .globals
+            .borrow()
+            .iter()
+            .filter(|(_, value)| matches!(value, Value::Function(_)))
+            .map(|(name, _)| name.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The module's `@compile` functions, in source order.
+    pub fn compiled_functions(&self) -> Vec<Rc<Function>> {
+        let mut functions: Vec<Rc<Function>> = self
+            .globals
+            .borrow()
+            .values()
+            .filter_map(|value| match value {
+                Value::Function(function) if function.compile.is_some() => Some(function.clone()),
+                _ => None,
+            })
+            .collect();
+        functions.sort_by_key(|function| function.def.span.start);
+        functions
     }
 
     pub fn get(&self, name: &str) -> Option<Value> {

@@ -5,6 +5,7 @@
 //! `verify` its invariants and `passes` the optimisations. Nothing here imports ndarray or a
 //! backend.
 
+pub mod dot;
 pub mod ir;
 pub mod op;
 pub mod passes;

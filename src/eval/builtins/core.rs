@@ -12,7 +12,9 @@ use crate::eval::tensor::Operand;
 use crate::eval::trace::Ask;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, error, limits};
+use crate::graph::ir::Arg;
 use crate::graph::op::{BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::graph::shape::Dim;
 
 pub fn print(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("print", &["*values"])?;
@@ -39,8 +41,11 @@ pub fn len(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn range(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("range", &["start", "stop", "step"])?;
     let (start, stop) = match args.get(1) {
-        Some(_) => (args.int(interpreter, 0)?, args.int(interpreter, 1)?),
-        None => (0, args.int(interpreter, 0)?),
+        Some(_) => (
+            args.int_for(interpreter, 0, "range()")?,
+            args.int_for(interpreter, 1, "range()")?,
+        ),
+        None => (0, args.int_for(interpreter, 0, "range()")?),
     };
     let step = args.int_or(interpreter, 2, 1)?;
     if step == 0 {
@@ -364,25 +369,54 @@ fn condition_helper(
     }
 }
 
-/// `cond(pred, then_fn, else_fn, args)`: eagerly, calls the branch `pred` picks.
+/// `cond(pred, then_fn, else_fn, args)`: calls the branch `pred` picks; while tracing, a
+/// predicate that depends on data makes both branches traced subgraphs.
 pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let call_span = args.span;
     let args = args.bind("cond", &["pred", "then_fn", "else_fn", "args"])?;
     let predicate = args.required(0)?.clone();
-    let taken = if interpreter.truth(&predicate, args.span(0), "cond()")? {
-        1
-    } else {
-        2
-    };
-    let function = args.required(taken)?.clone();
-    if !matches!(function, Value::Function(_) | Value::Builtin(_)) {
-        return Err(args.wrong(taken, "a function", &function));
+    for index in [1, 2] {
+        let function = args.required(index)?;
+        if !matches!(function, Value::Function(_) | Value::Builtin(_)) {
+            return Err(args.wrong(index, "a function", function));
+        }
     }
     let operands = match args.get(3) {
         None => Vec::new(),
         Some(Value::List(items)) => items.to_vec(),
         Some(other) => return Err(args.wrong(3, "a list of arguments", other)),
     };
+    let taken = match &predicate {
+        Value::SymBool(cond) if interpreter.env().unbacked_symbols(*cond).is_empty() => {
+            Some(interpreter.decide(*cond, args.span(0), Ask::Normal)?)
+        }
+        Value::SymBool(cond) => {
+            let known = interpreter.decide(*cond, args.span(0), Ask::KnownTrue)?;
+            let refuted = !known && {
+                let negated = interpreter.env().not(*cond);
+                negated.is_ok_and(|negated| interpreter.env().known_true(negated))
+            };
+            if known || refuted {
+                Some(known)
+            } else {
+                let predicate = Arg::Int(Dim::Sym(*cond));
+                let functions = [args.required(1)?, args.required(2)?];
+                return interpreter.trace_cond(predicate, functions, operands, call_span);
+            }
+        }
+        Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
+            let tracer = interpreter
+                .tracer
+                .as_mut()
+                .expect("fake tensors exist while tracing");
+            let predicate = Arg::Tensor(tracer.tensor_arg(tensor, args.span(0)));
+            let functions = [args.required(1)?, args.required(2)?];
+            return interpreter.trace_cond(predicate, functions, operands, call_span);
+        }
+        other => Some(interpreter.truth(other, args.span(0), "cond()")?),
+    };
+    let taken = if taken == Some(true) { 1 } else { 2 };
+    let function = args.required(taken)?.clone();
     let mut call = CallArgs::new(call_span);
     let span = args.span(3);
     call.positional = operands

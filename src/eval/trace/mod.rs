@@ -13,6 +13,7 @@
 //! - `inputs`, `outputs`: from arguments to graph inputs, from the returned value to the
 //!   graph's output.
 
+mod branches;
 mod inputs;
 mod outputs;
 mod record;
@@ -41,6 +42,9 @@ pub struct Tracer {
     pub constants: Vec<TensorValue>,
     /// `item()` of the same traced value gives the same symbol.
     items: HashMap<ValueRef, Value>,
+    /// Pure nodes already recorded, by operation and arguments: recording the same
+    /// computation again reuses them, so equal values are the same graph value.
+    recorded: HashMap<String, crate::graph::ir::NodeId>,
     /// Symbols made by `fresh` during the current operation, bound by its node.
     pending_fresh: Vec<SymbolId>,
     /// How many runtime asserts of the environment already have nodes.
@@ -62,6 +66,7 @@ impl Tracer {
             graph: Graph::new(name, ShapeEnv::new()),
             constants: Vec::new(),
             items: HashMap::new(),
+            recorded: HashMap::new(),
             pending_fresh: Vec::new(),
             asserts_seen: 0,
             hintless,
@@ -181,6 +186,21 @@ impl Tracer {
                 trace.to_vec(),
             );
         }
+    }
+
+    /// Appends an operation node, or returns the identical pure node recorded before.
+    pub fn record(&mut self, node: Node) -> crate::graph::ir::NodeId {
+        let pure = node.binds.is_empty() && !node.kind.has_effects();
+        if !pure {
+            return self.graph.push(node);
+        }
+        let key = format!("{:?} {:?}", node.kind, node.args);
+        if let Some(existing) = self.recorded.get(&key) {
+            return *existing;
+        }
+        let id = self.graph.push(node);
+        self.recorded.insert(key, id);
+        id
     }
 
     pub fn memoised_item(&self, value: ValueRef) -> Option<Value> {

@@ -62,7 +62,7 @@ impl Interpreter {
             })
             .collect();
         let binds = tracer.take_binds(&outputs);
-        let id = tracer.graph.push(Node {
+        let id = tracer.record(Node {
             kind: NodeKind::Op(op),
             args,
             outputs: outputs.clone(),

@@ -71,7 +71,9 @@ impl Interpreter {
         let explanation = self.env().explain(question);
         for report in &explanation.symbols {
             let mut note = format!("{} ", report.name);
-            if let Some(variable) = self.variable_of(report.symbol) {
+            if let Some(variable) = self.variable_of(report.symbol)
+                && variable != report.name
+            {
                 let _ = write!(note, "(the value of `{variable}`) ");
             }
             match &report.origin {
@@ -98,11 +100,21 @@ impl Interpreter {
         }
     }
 
-    /// The engine's other suggestions (`check_size u0`, bounds), in the user's names.
+    /// The engine's other suggestions (`check_size u0`, bounds), in the user's names; the
+    /// question itself and its negation are left out (the help already says how to state it).
     fn extra_suggestions(&mut self, question: ExprId) -> String {
         let explanation = self.env().explain(question);
+        let shown = self.env().display(question);
+        let negated = self
+            .env()
+            .not(question)
+            .map(|negation| self.env().display(negation))
+            .unwrap_or_default();
         let mut extra = Vec::new();
-        for suggestion in explanation.suggestions.iter().skip(1).take(3) {
+        let useful = explanation.suggestions.iter().filter(|suggestion| {
+            **suggestion != format!("check {shown}") && **suggestion != format!("check {negated}")
+        });
+        for suggestion in useful.take(3) {
             let mut text = suggestion.clone();
             for report in &explanation.symbols {
                 if let Some(variable) = self.variable_of(report.symbol) {
@@ -138,7 +150,7 @@ impl Interpreter {
 }
 
 /// `text` with whole-word occurrences of `word` replaced.
-fn replace_word(text: &str, word: &str, replacement: &str) -> String {
+pub(super) fn replace_word(text: &str, word: &str, replacement: &str) -> String {
     let mut result = String::new();
     let mut rest = text;
     while let Some(at) = rest.find(word) {

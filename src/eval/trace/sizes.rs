@@ -57,7 +57,7 @@ impl<'a> TraceSizes<'a> {
     fn assume(&mut self, cond: ExprId, message: &str) -> RuleResult<()> {
         match self.tracer.env().assume(cond) {
             Ok(true) => {
-                let shown = self.tracer.graph.env.display(cond);
+                let shown = self.tracer.show(cond);
                 self.tracer.notes.push(
                     Diagnostic::note(
                         Code::Specialization,
@@ -276,14 +276,21 @@ impl Sizes for TraceSizes<'_> {
 }
 
 impl Tracer {
-    /// An expression as messages show it, with annotation names for symbols that have them.
+    /// An expression as messages show it, with annotation names (`n`) for the symbols that
+    /// have them.
     pub fn show(&self, expr: ExprId) -> String {
         let env = &self.graph.env;
-        if let Some(symbol) = env.as_symbol(expr)
-            && let Some(name) = self.names.get(&symbol)
-        {
-            return name.clone();
+        let mut text = env.display(expr);
+        let mut named: Vec<(String, &String)> = self
+            .names
+            .iter()
+            .map(|(symbol, name)| (env.display(env.symbol_expr(*symbol)), name))
+            .collect();
+        // Longer symbol names first, so `s10` is replaced before `s1`.
+        named.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        for (symbol, name) in named {
+            text = super::report::replace_word(&text, &symbol, name);
         }
-        env.display(expr)
+        text
     }
 }

@@ -175,7 +175,7 @@ impl Interpreter {
         };
         if let Ok(assumed) = assumed {
             let _ = tracer.graph.env.assume(assumed);
-            let shown = tracer.graph.env.display(assumed);
+            let shown = tracer.show(assumed);
             tracer.notes.push(
                 Diagnostic::note(
                     Code::Specialization,

@@ -33,8 +33,35 @@ pub fn eliminate_dead_code(graph: &mut Graph) {
         let mut expressions = Vec::new();
         node_needs(node, &mut expressions, &mut |value| live[value] = true);
         mark_symbols(&graph.env, &expressions, &binders, &mut live);
+        if let NodeKind::Cond {
+            then_branch,
+            else_branch,
+        } = &node.kind
+        {
+            for branch in [then_branch, else_branch] {
+                for symbol in branch_symbols(branch) {
+                    if let Some(binder) = binders.get(&symbol) {
+                        live[*binder] = true;
+                    }
+                }
+            }
+        }
     }
     retain(graph, &live);
+}
+
+/// The symbols a branch needs, found with the branch's own environment (a copy of the
+/// enclosing one, so the enclosing symbols keep their ids).
+fn branch_symbols(branch: &Graph) -> Vec<SymbolId> {
+    let mut expressions = Vec::new();
+    for inner in &branch.nodes {
+        node_needs(inner, &mut expressions, &mut |_| {});
+    }
+    output_needs(&branch.output, &mut expressions, &mut |_| {});
+    expressions
+        .iter()
+        .flat_map(|expr| branch.env.free_symbols(*expr))
+        .collect()
 }
 
 fn mark_symbols(
@@ -77,17 +104,6 @@ fn node_needs(node: &Node, expressions: &mut Vec<ExprId>, value: &mut dyn FnMut(
         }
         NodeKind::DeviceAssert { message } => parts_need(&message.0, expressions, value),
         NodeKind::Print { line } => parts_need(&line.0, expressions, value),
-        NodeKind::Cond {
-            then_branch,
-            else_branch,
-        } => {
-            for branch in [then_branch, else_branch] {
-                for inner in &branch.nodes {
-                    node_needs(inner, expressions, &mut |_| {});
-                }
-                output_needs(&branch.output, expressions, &mut |_| {});
-            }
-        }
         _ => {}
     }
 }
