@@ -98,3 +98,66 @@ fn no_pass_drops_an_assert() {
         "only {with_asserts} graphs hold asserts"
     );
 }
+
+/// The optimised graph of a function traced from its annotations.
+fn traced(source: &'static str) -> Graph {
+    on_big_stack(move || {
+        let sink = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Collect(sink)));
+        let (module, _) = interpreter
+            .load_source_definitions("demo.tsl", None, source.to_string())
+            .expect("the program loads");
+        let function = module.function("f").expect("f exists");
+        interpreter
+            .trace_from_annotations(&function)
+            .0
+            .unwrap_or_else(|diagnostic| panic!("{diagnostic:?}"))
+            .graph
+    })
+}
+
+const NARROW: &str = "@compile\nfn f(x: f32[n], k: i64[1]) {\n    let u = k.item()\n    check_size u, max = n\n    return x.narrow(0, 0, u)\n}\n";
+
+#[test]
+fn the_verifier_accepts_traced_graphs_and_names_violations() {
+    let graph = traced(NARROW);
+    assert_eq!(tsl::graph::verify::verify(&graph), Ok(()));
+
+    let mut swapped = graph.clone();
+    swapped.nodes.swap(1, 2);
+    let problem = tsl::graph::verify::verify(&swapped).unwrap_err();
+    assert!(problem.contains("before"), "{problem}");
+
+    let mut unbound = graph.clone();
+    let item = unbound
+        .nodes
+        .iter()
+        .position(|node| matches!(node.kind, NodeKind::Item))
+        .expect("an item node");
+    unbound.nodes[item].binds.clear();
+    let problem = tsl::graph::verify::verify(&unbound).unwrap_err();
+    assert!(
+        problem.contains("needs u0 before anything binds it"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn dead_code_elimination_keeps_what_binds_a_needed_symbol() {
+    // The item's value is only used by the check, so the item must stay to bind it.
+    let graph = traced(
+        "@compile\nfn f(x: f32[n], k: i64[1]) {\n    let unused = x.exp()\n    check k.item() < 5\n    return x\n}\n",
+    );
+    let kinds: Vec<String> = graph
+        .nodes
+        .iter()
+        .map(|node| match &node.kind {
+            NodeKind::Op(op) => op.name().to_string(),
+            NodeKind::Input { .. } => "input".to_string(),
+            NodeKind::Item => "item".to_string(),
+            NodeKind::Assert { .. } => "assert".to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kinds, ["input", "input", "item", "assert"]);
+}
