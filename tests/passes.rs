@@ -21,8 +21,8 @@ fn asserts(graph: &Graph) -> Vec<String> {
                     text(&message.0)
                 ));
             }
-            NodeKind::DeviceAssert { message } => {
-                found.push(format!("device_assert {}", text(&message.0)));
+            NodeKind::DeviceAssert { message, scalar } => {
+                found.push(format!("device_assert {scalar} {}", text(&message.0)));
             }
             NodeKind::Cond {
                 then_branch,

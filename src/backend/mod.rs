@@ -1,3 +1,4 @@
 //! Backends that execute tensor operations.
 
 pub mod cpu;
+pub mod exec;

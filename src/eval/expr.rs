@@ -101,6 +101,9 @@ impl Interpreter {
 
     fn eval_name(&mut self, name: &Ident) -> Result<Value> {
         if let Some(value) = self.lookup(&name.name) {
+            if self.tracer.is_some() {
+                self.record_global_read(&name.name);
+            }
             return Ok(value);
         }
         let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);

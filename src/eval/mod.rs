@@ -367,6 +367,35 @@ impl Interpreter {
             .or_else(|| builtins::lookup_global(name))
     }
 
+    /// While tracing, remembers that the traced code read `name` from its module (or, when
+    /// the module has no such global, as a builtin): the cached graph depends on its value.
+    fn record_global_read(&mut self, name: &str) {
+        let Some(frame) = self.frames.last() else {
+            return;
+        };
+        if frame.scopes.iter().any(|scope| scope.contains_key(name))
+            || frame.module.name.starts_with("std.")
+        {
+            return;
+        }
+        let module = frame.module.clone();
+        let Some(tracer) = self.tracer.as_mut() else {
+            return;
+        };
+        let known = tracer
+            .globals
+            .iter()
+            .any(|read| Rc::ptr_eq(&read.module, &module) && &*read.name == name);
+        if !known {
+            let value = module.get(name);
+            tracer.globals.push(compile::cache::GlobalRead {
+                module,
+                name: Rc::from(name),
+                value,
+            });
+        }
+    }
+
     /// Binds a new variable in the innermost scope (a module global at top level).
     fn define(&mut self, name: Rc<str>, value: Value) {
         let frame = self.frame();

@@ -151,6 +151,7 @@ impl Interpreter {
             def: def.clone(),
             module: module.clone(),
             compile,
+            cache: std::cell::RefCell::default(),
         };
         module
             .globals

@@ -216,7 +216,8 @@ impl Interpreter {
             Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
                 self.require_one_bool(tensor, condition.span)?;
                 let template = message_of(self)?;
-                self.trace_device_check(tensor, template, span);
+                let scalar = matches!(value, Value::RuntimeScalar(_));
+                self.trace_device_check(tensor, template, scalar, span);
                 return Ok(());
             }
             Value::Tensor(tensor) => (

@@ -208,24 +208,5 @@ pub(super) fn rule_error(rule: RuleError, span: Span) -> Box<Diagnostic> {
 }
 
 pub(super) fn kernel_error(kernel: &KernelError, span: Span) -> Box<Diagnostic> {
-    let code = match kernel {
-        KernelError::TooLarge { .. } | KernelError::DivisionByZero | KernelError::Value(_) => {
-            Code::ValueError
-        }
-        KernelError::IndexOutOfRange { .. } | KernelError::Shape(_) | KernelError::Empty(_) => {
-            Code::ShapeError
-        }
-        KernelError::Type(_) => Code::TypeError,
-        KernelError::Input(_) => Code::InputError,
-    };
-    let diagnostic = error(code, span, kernel.to_string());
-    match kernel {
-        KernelError::DivisionByZero => diagnostic
-            .with_help("integer `//` and `%` need a non-zero divisor; use `/` for float division")
-            .into(),
-        KernelError::TooLarge { .. } => diagnostic
-            .with_help("check the sizes; tensors are limited to 2^31 elements")
-            .into(),
-        _ => diagnostic.into(),
-    }
+    kernel.diagnostic(span).into()
 }

@@ -221,6 +221,8 @@ pub struct Function {
     pub def: Rc<FnDef>,
     pub module: Rc<Module>,
     pub compile: Option<CompileOptions>,
+    /// The compiled graphs of a `@compile` function.
+    pub cache: RefCell<super::compile::cache::CompileCache>,
 }
 
 impl Function {

@@ -119,9 +119,12 @@ pub enum NodeKind {
         cond: ExprId,
         message: Template,
     },
-    /// A `check` on tensor data: argument 0 is a one-element `bool` tensor.
+    /// A `check` on tensor data: argument 0 is a one-element `bool` tensor. `scalar` marks
+    /// a condition that was a host value in the user's code (`check x.sum().item() > 0.0`),
+    /// which fails with `check-failed` as it does eagerly, not `device-check-failed`.
     DeviceAssert {
         message: Template,
+        scalar: bool,
     },
     /// `print` inside compiled code.
     Print {

@@ -332,31 +332,49 @@ impl Op {
 
     /// Every size in the op's attributes.
     pub fn dims(&self) -> Vec<Dim> {
-        let number = |value: &Number| match value {
-            Number::Int(dim) => Some(*dim),
-            Number::Float(_) => None,
-        };
+        let mut dims = Vec::new();
+        self.clone()
+            .try_for_each_dim(&mut |dim: &mut Dim| -> Result<(), ()> {
+                dims.push(*dim);
+                Ok(())
+            })
+            .unwrap_or(());
+        dims
+    }
+
+    /// Calls `visit` on every size in the op's attributes, in order, letting it replace the
+    /// size (the executor resolves symbolic sizes this way); stops at the first error.
+    pub fn try_for_each_dim<E>(
+        &mut self,
+        visit: &mut impl FnMut(&mut Dim) -> Result<(), E>,
+    ) -> Result<(), E> {
         match self {
             Op::Full { shape, .. }
             | Op::Randn { shape }
             | Op::Reshape { shape }
-            | Op::Expand { shape } => shape.clone(),
-            Op::Split { sizes, .. } => sizes.clone(),
+            | Op::Expand { shape }
+            | Op::Split { sizes: shape, .. } => shape.iter_mut().try_for_each(visit),
             Op::Arange { start, end, step } => {
-                [start, end, step].into_iter().filter_map(number).collect()
+                [start, end, step]
+                    .into_iter()
+                    .try_for_each(|value| match value {
+                        Number::Int(dim) => visit(dim),
+                        Number::Float(_) => Ok(()),
+                    })
             }
-            Op::Narrow { start, length, .. } => vec![*start, *length],
-            Op::Index { items } => items
-                .iter()
-                .flat_map(|item| match item {
-                    IndexSpec::Int(position) => vec![*position],
-                    IndexSpec::Slice { start, stop, .. } => {
-                        start.iter().chain(stop).copied().collect()
-                    }
-                    _ => Vec::new(),
-                })
-                .collect(),
-            _ => Vec::new(),
+            Op::Narrow { start, length, .. } => {
+                visit(start)?;
+                visit(length)
+            }
+            Op::Index { items } => items.iter_mut().try_for_each(|item| match item {
+                IndexSpec::Int(position) => visit(position),
+                IndexSpec::Slice { start, stop, .. } => start
+                    .iter_mut()
+                    .chain(stop.iter_mut())
+                    .try_for_each(&mut *visit),
+                _ => Ok(()),
+            }),
+            _ => Ok(()),
         }
     }
 

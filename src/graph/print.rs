@@ -93,7 +93,7 @@ fn write_node(text: &mut String, graph: &Graph, index: u32, node: &Node) {
                 template(message, graph)
             );
         }
-        NodeKind::DeviceAssert { message } => {
+        NodeKind::DeviceAssert { message, .. } => {
             let _ = write!(
                 text,
                 "%{index} = device_assert {}, {}",

@@ -113,7 +113,7 @@ fn node_expressions(node: &Node) -> Vec<ExprId> {
             dim(Dim::Sym(*cond));
             template_expressions(&message.0, &mut dim);
         }
-        NodeKind::DeviceAssert { message } => template_expressions(&message.0, &mut dim),
+        NodeKind::DeviceAssert { message, .. } => template_expressions(&message.0, &mut dim),
         NodeKind::Print { line } => template_expressions(&line.0, &mut dim),
         _ => {}
     }

@@ -103,6 +103,8 @@ pub struct GuardSet {
     terms: Vec<(Atom, i64)>,
     program: Vec<Op>,
     labels: Vec<String>,
+    /// The symbols each condition mentions, for messages.
+    symbols: Vec<Vec<SymbolId>>,
     /// The same conditions regrouped for the common case where all of them hold, one
     /// homogeneous loop per kind.
     fast: FastPath,
@@ -146,12 +148,14 @@ impl GuardSet {
                 if let Some(bound) = bound {
                     set.push_linear(env, expr, relation, bound);
                     set.labels.push(env.display_relation(relation, expr, bound));
+                    set.symbols.push(vec![SymbolId(index as u32)]);
                 }
             }
         }
         for guard in env.guards() {
             set.push_condition(env, guard.cond);
             set.labels.push(env.display(guard.cond));
+            set.symbols.push(env.free_symbols(guard.cond));
         }
         set.regroup();
         set
@@ -260,6 +264,16 @@ impl GuardSet {
     /// A condition in TSL syntax, for `recompile f: s0 > 2 failed (s0 = 1)`.
     pub fn describe(&self, index: usize) -> Option<&str> {
         self.labels.get(index).map(String::as_str)
+    }
+
+    /// The symbols a condition mentions, in creation order.
+    pub fn symbols(&self, index: usize) -> &[SymbolId] {
+        self.symbols.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every condition in TSL syntax, in order.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
     }
 
     #[inline]

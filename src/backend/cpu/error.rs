@@ -2,6 +2,9 @@
 
 use thiserror::Error;
 
+use crate::diag::{Code, Diagnostic};
+use crate::source::Span;
+
 /// The most elements any kernel allocates for one tensor. Larger requests fail with
 /// [`KernelError::TooLarge`] instead of aborting the process on allocation failure.
 pub const MAX_ELEMENTS: usize = 1 << 31;
@@ -9,9 +12,9 @@ pub const MAX_ELEMENTS: usize = 1 << 31;
 /// Why a kernel refused its inputs. Messages are lowercase and speak TSL: dtypes are
 /// `f32`, `i64`, `bool` and shapes print as `[2, 3]`.
 ///
-/// The interpreter maps the variants to diagnostic codes: `TooLarge`, `DivisionByZero` and
-/// `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to `shape-error`, `Type`
-/// to `type-error`, and `Input` to `input-error`.
+/// [`KernelError::diagnostic`] maps the variants to diagnostic codes: `TooLarge`,
+/// `DivisionByZero` and `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to
+/// `shape-error`, `Type` to `type-error`, and `Input` to `input-error`.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum KernelError {
     /// An allocation over [`MAX_ELEMENTS`]; `numel` saturates at `u128::MAX`.
@@ -41,6 +44,32 @@ pub enum KernelError {
 }
 
 pub type Result<T, E = KernelError> = std::result::Result<T, E>;
+
+impl KernelError {
+    /// The error as a diagnostic at the operation that raised it (eagerly or in a graph).
+    pub fn diagnostic(&self, span: Span) -> Diagnostic {
+        let code = match self {
+            KernelError::TooLarge { .. } | KernelError::DivisionByZero | KernelError::Value(_) => {
+                Code::ValueError
+            }
+            KernelError::IndexOutOfRange { .. } | KernelError::Shape(_) | KernelError::Empty(_) => {
+                Code::ShapeError
+            }
+            KernelError::Type(_) => Code::TypeError,
+            KernelError::Input(_) => Code::InputError,
+        };
+        let diagnostic = Diagnostic::error(code, span, self.to_string());
+        match self {
+            KernelError::DivisionByZero => diagnostic.with_help(
+                "integer `//` and `%` need a non-zero divisor; use `/` for float division",
+            ),
+            KernelError::TooLarge { .. } => {
+                diagnostic.with_help("check the sizes; tensors are limited to 2^31 elements")
+            }
+            _ => diagnostic,
+        }
+    }
+}
 
 /// Writes a shape as TSL prints it: `[2, 3]`, `[]` for a 0-d tensor.
 pub fn format_shape(shape: &[usize]) -> String {

@@ -20,6 +20,7 @@
 mod binary;
 mod broadcast;
 mod creation;
+mod device;
 mod elementwise;
 mod error;
 mod format;
@@ -44,6 +45,7 @@ mod testing;
 pub use binary::{BinaryOp, binary, binary_owned};
 pub use broadcast::broadcast_shapes;
 pub use creation::{arange, from_elements, full, ones, randn, zeros};
+pub use device::Cpu;
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};
 pub use format::format_tensor;
 pub use gather::{gather, index_select};

@@ -110,6 +110,7 @@ impl Interpreter {
         let tracer = self.tracer.as_mut().expect("tracing");
         tracer.constants = mem::take(&mut branch.constants);
         tracer.notes.append(&mut branch.notes);
+        tracer.globals.append(&mut branch.globals);
         let output = result?;
         let mut graph = branch.graph;
         graph.output = output;

@@ -58,6 +58,9 @@ pub struct Tracer {
     /// How many calls were in progress when the trace started: nodes record the calls made
     /// inside the traced function only.
     pub call_base: usize,
+    /// The global names the trace read (a cached graph is only valid while they keep their
+    /// values).
+    pub globals: Vec<crate::eval::compile::cache::GlobalRead>,
 }
 
 impl Tracer {
@@ -73,6 +76,7 @@ impl Tracer {
             notes: Vec::new(),
             names: HashMap::new(),
             call_base: 0,
+            globals: Vec::new(),
         }
     }
 

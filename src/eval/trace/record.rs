@@ -340,13 +340,14 @@ impl Interpreter {
         &mut self,
         condition: &TensorValue,
         message: Template,
+        scalar: bool,
         span: Span,
     ) {
         let frames = self.node_trace();
         let tracer = self.tracer_mut();
         let value = tracer.tensor_arg(condition, span);
         tracer.push(
-            NodeKind::DeviceAssert { message },
+            NodeKind::DeviceAssert { message, scalar },
             vec![Arg::Tensor(value)],
             Vec::new(),
             span,

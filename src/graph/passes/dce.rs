@@ -102,7 +102,7 @@ fn node_needs(node: &Node, expressions: &mut Vec<ExprId>, value: &mut dyn FnMut(
             expressions.push(*cond);
             parts_need(&message.0, expressions, value);
         }
-        NodeKind::DeviceAssert { message } => parts_need(&message.0, expressions, value),
+        NodeKind::DeviceAssert { message, .. } => parts_need(&message.0, expressions, value),
         NodeKind::Print { line } => parts_need(&line.0, expressions, value),
         _ => {}
     }

@@ -12,7 +12,9 @@ pub fn for_each_use(graph: &mut Graph, f: &mut impl FnMut(&mut ValueRef)) {
             }
         }
         let parts = match &mut node.kind {
-            NodeKind::Assert { message, .. } | NodeKind::DeviceAssert { message } => &mut message.0,
+            NodeKind::Assert { message, .. } | NodeKind::DeviceAssert { message, .. } => {
+                &mut message.0
+            }
             NodeKind::Print { line } => &mut line.0,
             _ => continue,
         };

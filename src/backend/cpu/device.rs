@@ -1,0 +1,52 @@
+//! The CPU as a [`Device`] for the graph executor: tensors are host tensors, and every op runs
+//! on the same kernels eager code uses.
+
+use rand_chacha::ChaCha8Rng;
+
+use super::{KernelError, Tensor};
+use crate::backend::exec::Device;
+use crate::dtype::{DType, Scalar};
+use crate::graph::op::Op;
+
+/// The CPU device, drawing random numbers from the session's generator.
+pub struct Cpu<'r> {
+    pub rng: &'r mut ChaCha8Rng,
+}
+
+impl Device for Cpu<'_> {
+    type Tensor = Tensor;
+
+    fn upload(&mut self, tensor: &Tensor) -> Result<Tensor, KernelError> {
+        Ok(tensor.clone())
+    }
+
+    fn download(&mut self, tensor: &Tensor) -> Result<Tensor, KernelError> {
+        Ok(tensor.clone())
+    }
+
+    fn shape<'t>(&self, tensor: &'t Tensor) -> &'t [usize] {
+        tensor.shape()
+    }
+
+    fn dtype(&self, tensor: &Tensor) -> DType {
+        tensor.dtype()
+    }
+
+    fn scalar(&mut self, value: Scalar) -> Result<Tensor, KernelError> {
+        Ok(Tensor::scalar(value))
+    }
+
+    fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
+        super::run(op, inputs, self.rng)
+    }
+
+    fn element(&mut self, tensor: &Tensor) -> Result<Scalar, KernelError> {
+        tensor.to_scalar().ok_or_else(|| {
+            KernelError::Shape(format!(
+                "expected a one-element tensor, got {}{}",
+                tensor.dtype(),
+                super::format_shape(tensor.shape())
+            ))
+        })
+    }
+}

@@ -1,0 +1,303 @@
+//! Compiled functions: tracing a call into a graph with its guards, caching it, and running
+//! it.
+//!
+//! A trace runs the function's own code in the tracing domain (`eval::trace`) on fake
+//! arguments and ends with the finished graph: output recorded, passes run, invariants
+//! verified, and the graph logged on `TSL_LOG=graph`. The graph then joins the function's
+//! cache (`cache`) and runs on the CPU through the shared executor (`backend::exec`); later
+//! calls whose inputs satisfy its guards run it without tracing.
+
+pub mod cache;
+
+use std::rc::Rc;
+
+use self::cache::{Bindings, Entry, GlobalRead, RECOMPILE_LIMIT};
+use super::args::CallArgs;
+use super::trace::{TraceRequest, Tracer};
+use super::value::{Function, TensorValue, Value};
+use super::{Interpreter, error};
+use crate::backend::cpu;
+use crate::backend::exec::{self, Plan, RunValue};
+use crate::diag::{Code, Diagnostic, Result};
+use crate::graph::ir::{Graph, Output};
+use crate::graph::{passes, print, verify};
+use crate::source::Span;
+
+/// A finished trace: the graph, the tensors it captured, the globals it read, and notes of a
+/// trace without hints.
+pub struct Traced {
+    pub graph: Graph,
+    pub constants: Vec<TensorValue>,
+    pub globals: Vec<GlobalRead>,
+    pub notes: Vec<Diagnostic>,
+}
+
+impl Interpreter {
+    /// A call of a `@compile` function from eager code: the first cached graph whose guards
+    /// hold runs; otherwise the function is traced again (or, past the recompile limit, runs
+    /// eagerly).
+    pub(super) fn call_compiled(
+        &mut self,
+        function: &Rc<Function>,
+        args: CallArgs,
+    ) -> Result<Value> {
+        let call_site = args.span;
+        let bound = self.bind_arguments(function, args)?;
+        let arguments: Vec<Value> = bound.iter().map(|(value, _)| value.clone()).collect();
+        let hit = function
+            .cache
+            .borrow()
+            .entries
+            .iter()
+            .find_map(|entry| Some((entry.clone(), entry.matches(&arguments)?)));
+        if let Some((entry, bindings)) = hit {
+            return self.run_entry(&entry, &arguments, bindings, call_site);
+        }
+        let (traces, reason) = {
+            let cache = function.cache.borrow();
+            let reason = cache
+                .entries
+                .last()
+                .and_then(|entry| entry.miss(&arguments));
+            (cache.traces, reason)
+        };
+        if traces >= RECOMPILE_LIMIT {
+            self.give_up(function, reason, call_site);
+            return self.run_bound(function, bound);
+        }
+        if self.options.log.recompiles
+            && let Some(reason) = reason
+        {
+            let line = format!("recompile {}: {reason}", function.qualified_name());
+            self.out.log(&line);
+        }
+        let mut policy = function.cache.borrow_mut().observe(&arguments);
+        let options = function.compile.unwrap_or_default();
+        policy.all = options.dynamic == Some(true);
+        policy.never = options.dynamic == Some(false);
+        let traced = self.trace_call(
+            function,
+            arguments.clone(),
+            &TraceRequest { policy },
+            call_site,
+        )?;
+        let constants = traced
+            .constants
+            .iter()
+            .filter_map(|tensor| tensor.real().cloned())
+            .collect();
+        let entry = Rc::new(Entry::new(
+            Plan::new(traced.graph),
+            constants,
+            &arguments,
+            traced.globals,
+            parameter_names(function).into(),
+        ));
+        let Some(bindings) = entry.matches(&arguments) else {
+            let reason = entry.miss(&arguments).unwrap_or_default();
+            return Err(internal(
+                call_site,
+                &format!(
+                    "the new trace of `{}` does not accept its own inputs: {reason}",
+                    function.qualified_name()
+                ),
+            ));
+        };
+        {
+            let mut cache = function.cache.borrow_mut();
+            cache.traces += 1;
+            cache.entries.push(entry.clone());
+        }
+        self.run_entry(&entry, &arguments, bindings, call_site)
+    }
+
+    /// Past the recompile limit: a warning the first time, then eager runs.
+    fn give_up(&mut self, function: &Rc<Function>, reason: Option<String>, call_site: Span) {
+        if std::mem::replace(&mut function.cache.borrow_mut().exhausted, true) {
+            return;
+        }
+        let name = function.qualified_name();
+        let mut warning = Diagnostic::warning(
+            Code::RecompileLimit,
+            call_site,
+            format!(
+                "`{name}` was compiled {RECOMPILE_LIMIT} times; calls that fit none of its graphs now run eagerly"
+            ),
+        )
+        .with_label("this call needed another compilation")
+        .with_help(
+            "make the sizes that vary symbolic from the start: `@compile(dynamic = true)`, or `mark_dynamic(x, dim)` before the call",
+        );
+        if let Some(reason) = reason {
+            warning = warning.with_note(format!("the last graph did not fit because {reason}"));
+        }
+        self.report(&warning);
+    }
+
+    /// Runs a cached graph on the call's arguments.
+    fn run_entry(
+        &mut self,
+        entry: &Entry,
+        arguments: &[Value],
+        bindings: Bindings,
+        call_site: Span,
+    ) -> Result<Value> {
+        let mut tensors = Vec::with_capacity(entry.plan.inputs().len());
+        for path in entry.plan.inputs() {
+            match cache::at(arguments, path) {
+                Some(Value::Tensor(tensor)) if tensor.real().is_some() => {
+                    tensors.push(tensor.real().cloned().expect("checked above"));
+                }
+                _ => {
+                    return Err(internal(
+                        call_site,
+                        "an input of the compiled graph is missing",
+                    ));
+                }
+            }
+        }
+        let Interpreter { rng, out, .. } = self;
+        let mut device = cpu::Cpu { rng };
+        let mut print = |text: &str| out.print(text);
+        let result = exec::execute(
+            &entry.plan,
+            &mut device,
+            &entry.constants,
+            tensors,
+            bindings.symbols,
+            &mut print,
+        )?;
+        Ok(value_of(result))
+    }
+
+    /// Traces `function` for concrete arguments (one per parameter, in order).
+    pub(super) fn trace_call(
+        &mut self,
+        function: &Rc<Function>,
+        arguments: Vec<Value>,
+        request: &TraceRequest,
+        call_site: Span,
+    ) -> Result<Traced> {
+        let names = parameter_names(function);
+        let tracer = Tracer::new(function.name(), false);
+        let (result, tracer) = self.with_tracer(tracer, |this| {
+            let arguments = this.trace_arguments(&names, arguments, &request.policy);
+            let value = this.call_with_values(function, arguments, call_site)?;
+            this.output_of(&value, call_site)
+        });
+        self.finish(result?, *tracer, call_site)
+    }
+
+    /// Traces `function` from its annotations, with input sizes as symbols that have no hint
+    /// (`tsl graph`, `tsl check`). Notes say what the trace had to assume; a note that stopped
+    /// the trace comes back as the error.
+    pub fn trace_from_annotations(
+        &mut self,
+        function: &Rc<Function>,
+    ) -> (Result<Traced>, Vec<Diagnostic>) {
+        let tracer = Tracer::new(function.name(), true);
+        let span = function.def.name.span;
+        let (result, mut tracer) = self.with_tracer(tracer, |this| {
+            let arguments = this.arguments_from_annotations(function)?;
+            let value = this.call_with_values(function, arguments, span)?;
+            this.output_of(&value, span)
+        });
+        let notes = std::mem::take(&mut tracer.notes);
+        let traced = result.and_then(|output| self.finish(output, *tracer, span));
+        (traced, notes)
+    }
+
+    /// Runs `body` with `tracer` as the trace in progress, restoring the outer one after.
+    fn with_tracer<T>(
+        &mut self,
+        mut tracer: Tracer,
+        body: impl FnOnce(&mut Interpreter) -> Result<T>,
+    ) -> (Result<T>, Box<Tracer>) {
+        tracer.call_base = self.call_sites.len();
+        let outer = self.tracer.replace(Box::new(tracer));
+        let result = body(self);
+        self.flush_logs();
+        let tracer = std::mem::replace(&mut self.tracer, outer).expect("the trace is still there");
+        (result, tracer)
+    }
+
+    /// Runs `function` on arguments already matched to its parameters (its call frame is the
+    /// caller's).
+    fn call_with_values(
+        &mut self,
+        function: &Rc<Function>,
+        arguments: Vec<Value>,
+        call_site: Span,
+    ) -> Result<Value> {
+        let bound = arguments
+            .into_iter()
+            .map(|value| (value, call_site))
+            .collect();
+        self.run_bound(function, bound)
+    }
+
+    /// Records the output, optimises, verifies and logs a finished trace.
+    fn finish(&mut self, output: Output, tracer: Tracer, span: Span) -> Result<Traced> {
+        let Tracer {
+            mut graph,
+            constants,
+            globals,
+            notes,
+            ..
+        } = tracer;
+        graph.output = output;
+        if self.options.keep_unoptimized {
+            self.unoptimized.push(graph.clone());
+        }
+        passes::optimize(&mut graph);
+        if let Err(problem) = verify::verify(&graph) {
+            return Err(error(
+                Code::TypeError,
+                span,
+                format!(
+                    "internal error: the traced graph of `{}` is invalid: {problem}",
+                    graph.name
+                ),
+            )
+            .into());
+        }
+        if self.options.log.graph {
+            let text = print::print_graph(&graph, Some(&self.sources));
+            for line in text.lines() {
+                self.out.log(line);
+            }
+        }
+        Ok(Traced {
+            graph,
+            constants,
+            globals,
+            notes,
+        })
+    }
+}
+
+fn parameter_names(function: &Function) -> Vec<String> {
+    function
+        .def
+        .params
+        .iter()
+        .map(|param| param.name.name.to_string())
+        .collect()
+}
+
+/// A value the executor returned, as an eager value.
+fn value_of(value: RunValue<cpu::Tensor>) -> Value {
+    match value {
+        RunValue::None => Value::None,
+        RunValue::Bool(value) => Value::Bool(value),
+        RunValue::Int(value) => Value::Int(value),
+        RunValue::Float(value) => Value::Float(value),
+        RunValue::Str(text) => Value::str(&text),
+        RunValue::Tensor(tensor) => Value::Tensor(TensorValue::new(tensor)),
+        RunValue::List(items) => Value::list(items.into_iter().map(value_of).collect()),
+    }
+}
+
+fn internal(span: Span, message: &str) -> Box<Diagnostic> {
+    error(Code::ValueError, span, format!("internal error: {message}")).into()
+}
