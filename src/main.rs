@@ -117,6 +117,7 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
     }
     let options = Options {
         eager: options.eager,
+        ..Options::default()
     };
     let mut interpreter = Interpreter::new(options, Box::new(output));
     interpreter.run_file(file)

@@ -19,6 +19,7 @@ mod expr;
 mod index;
 mod module;
 mod operators;
+mod session;
 mod stmt;
 mod tensor;
 mod value;
@@ -26,10 +27,13 @@ mod value;
 use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+pub use session::{Evaluated, LogChannel, LogChannels};
 pub use value::{CompileOptions, Function, Module, TensorValue, Value};
 
 use crate::diag::{Code, Diagnostic, Result};
@@ -53,6 +57,8 @@ pub mod limits {
 pub struct Options {
     /// Ignore `@compile`: run every function eagerly.
     pub eager: bool,
+    /// Which log lines go to stderr.
+    pub log: LogChannels,
 }
 
 /// Where printed text and diagnostics go: the terminal for the CLI, buffers for tests.
@@ -81,6 +87,8 @@ pub struct Interpreter {
     call_depth: usize,
     /// The module that cells (`run_cell`) share, created by the first cell.
     session: Option<Rc<Module>>,
+    /// Set from another thread (Ctrl-C in the REPL) to stop the running evaluation.
+    interrupt: Arc<AtomicBool>,
 }
 
 /// What running some source produced.
@@ -104,6 +112,7 @@ impl Interpreter {
             eval_depth: 0,
             call_depth: 0,
             session: None,
+            interrupt: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -286,8 +295,12 @@ impl Interpreter {
         self.frame().scopes.pop();
     }
 
-    /// Runs `body` one evaluation level deeper, failing past [`limits::EVAL_DEPTH`].
+    /// Runs `body` one evaluation level deeper, failing past [`limits::EVAL_DEPTH`] or once
+    /// the interrupt flag is set.
     fn nested<T>(&mut self, span: Span, body: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Err(session::interrupted(span));
+        }
         if self.eval_depth >= limits::EVAL_DEPTH {
             return Err(
                 error(Code::RecursionLimit, span, "evaluation nested too deeply")
