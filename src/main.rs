@@ -40,6 +40,11 @@ enum Command {
         #[command(flatten)]
         options: RunOptions,
     },
+    /// Start the interactive session (what `tsl` with no arguments does).
+    Repl {
+        #[command(flatten)]
+        options: RunOptions,
+    },
     /// Explain a diagnostic code, e.g. `tsl explain data-dependent-guard`.
     Explain { code: String },
 }
@@ -74,25 +79,37 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::Run { file, options }) => run(&file, &options, format),
+        Some(Command::Repl { options }) => repl(&options, format),
         Some(Command::Explain { code }) => explain(&code),
         None => match cli.file {
             Some(file) => run(&file, &cli.run, format),
-            None => {
-                eprintln!("usage: tsl FILE | tsl run FILE | tsl explain CODE (see `tsl --help`)");
-                ExitCode::from(2)
-            }
+            None => repl(&cli.run, format),
         },
     }
 }
 
-/// Runs a script on a thread with a stack large enough for the interpreter's depth limits.
+/// Runs a script.
 fn run(file: &Path, options: &RunOptions, format: Format) -> ExitCode {
     let file = file.to_path_buf();
     let options = options.clone();
+    on_interpreter_thread(move || run_on_this_thread(&file, &options, format))
+}
+
+/// Runs the REPL.
+fn repl(options: &RunOptions, format: Format) -> ExitCode {
+    let options = options.clone();
+    on_interpreter_thread(move || match interpreter_options(&options, format) {
+        Some(options) => tsl::repl::run(options, format),
+        None => Status::Failed,
+    })
+}
+
+/// Runs `work` on a thread with a stack large enough for the interpreter's depth limits.
+fn on_interpreter_thread(work: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
     let worker = std::thread::Builder::new()
         .name("tsl".to_string())
         .stack_size(limits::STACK_BYTES)
-        .spawn(move || run_on_this_thread(&file, &options, format));
+        .spawn(work);
     let status = match worker.map(std::thread::JoinHandle::join) {
         Ok(Ok(status)) => status,
         _ => Status::Failed,
@@ -104,23 +121,28 @@ fn run(file: &Path, options: &RunOptions, format: Format) -> ExitCode {
 }
 
 fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Status {
-    let output = Terminal::new(format);
+    let Some(options) = interpreter_options(options, format) else {
+        return Status::Failed;
+    };
+    let mut interpreter = Interpreter::new(options, Box::new(Terminal::new(format)));
+    interpreter.run_file(file)
+}
+
+/// The interpreter's options, or `None` after reporting why the command line's cannot be used.
+fn interpreter_options(options: &RunOptions, format: Format) -> Option<Options> {
     if let Device::Gpu = options.device {
-        let mut output = output;
         let unavailable = Diagnostic::without_span(
             Code::InputError,
             "`--device gpu` is not available in this build",
         )
         .with_help("run with `--device cpu` (the default)");
-        output.diagnostic(&SourceMap::new(), &unavailable);
-        return Status::Failed;
+        Terminal::new(format).diagnostic(&SourceMap::new(), &unavailable);
+        return None;
     }
-    let options = Options {
+    Some(Options {
         eager: options.eager,
         ..Options::default()
-    };
-    let mut interpreter = Interpreter::new(options, Box::new(output));
-    interpreter.run_file(file)
+    })
 }
 
 fn explain(code: &str) -> ExitCode {
