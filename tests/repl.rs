@@ -182,10 +182,10 @@ fn reset_forgets_the_session() {
 
 #[test]
 fn log_validates_its_channels() {
-    let output = repl(":log dynamic, guards\n:log\n:log off\n:log graph bogus\n:log\n");
+    let output = repl(":log dynamic, guards\n:log\n:log off\n:log graph,bogus\n:log all\n");
     assert_eq!(
         stdout(&output),
-        "log: dynamic, guards\nlog: dynamic, guards\nlog: off\nlog: off\n"
+        "log: dynamic, guards\nlog: dynamic, guards\nlog: off\nlog: dynamic, guards, recompiles, graph\n"
     );
     let errors = stderr(&output);
     assert!(

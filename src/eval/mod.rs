@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use session::{Evaluated, LogChannel, LogChannels};
+pub use session::Evaluated;
 pub use value::{CompileOptions, Function, Module, TensorValue, Value};
 
 use crate::diag::{Code, Diagnostic, Result};
@@ -57,8 +57,54 @@ pub mod limits {
 pub struct Options {
     /// Ignore `@compile`: run every function eagerly.
     pub eager: bool,
-    /// Which log lines go to stderr.
+    /// Which log channels print (`TSL_LOG`).
     pub log: LogChannels,
+}
+
+/// The log channels of spec §9, each printed to the log output when on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)] // four independent switches, named as the spec names them
+pub struct LogChannels {
+    /// `create_unbacked`, `set_replacement`, `runtime_assert` (and `guard_or_*` fallbacks).
+    pub dynamic: bool,
+    /// Every guard a trace records.
+    pub guards: bool,
+    /// Why a compiled function was traced again.
+    pub recompiles: bool,
+    /// Every traced graph.
+    pub graph: bool,
+}
+
+impl LogChannels {
+    pub const NAMES: [&'static str; 4] = ["dynamic", "guards", "recompiles", "graph"];
+
+    /// Parses a comma-separated list such as `dynamic,guards`; the unknown names are returned.
+    pub fn parse(list: &str) -> (LogChannels, Vec<String>) {
+        let mut channels = LogChannels::default();
+        let mut unknown = Vec::new();
+        for name in list
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
+            match name {
+                "dynamic" => channels.dynamic = true,
+                "guards" => channels.guards = true,
+                "recompiles" => channels.recompiles = true,
+                "graph" => channels.graph = true,
+                "all" => {
+                    channels = LogChannels {
+                        dynamic: true,
+                        guards: true,
+                        recompiles: true,
+                        graph: true,
+                    };
+                }
+                other => unknown.push(other.to_string()),
+            }
+        }
+        (channels, unknown)
+    }
 }
 
 /// Where printed text and diagnostics go: the terminal for the CLI, buffers for tests.

@@ -5,7 +5,6 @@
 //! can print it. Evaluation can be interrupted from another thread through a shared flag that
 //! every nested evaluation checks.
 
-use std::fmt;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -15,7 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::value::{Function, Module, Value};
-use super::{Frame, Interpreter, builtins, module};
+use super::{Frame, Interpreter, LogChannels, builtins, module};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{Expr, Item, Program, Stmt, StmtKind};
@@ -28,92 +27,6 @@ pub enum Evaluated {
     Failed,
     /// The interrupt flag stopped the cell; nothing was reported.
     Interrupted,
-}
-
-/// One log channel of spec §9.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogChannel {
-    Dynamic,
-    Guards,
-    Recompiles,
-    Graph,
-}
-
-impl LogChannel {
-    pub const ALL: [LogChannel; 4] = [
-        LogChannel::Dynamic,
-        LogChannel::Guards,
-        LogChannel::Recompiles,
-        LogChannel::Graph,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LogChannel::Dynamic => "dynamic",
-            LogChannel::Guards => "guards",
-            LogChannel::Recompiles => "recompiles",
-            LogChannel::Graph => "graph",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<LogChannel> {
-        LogChannel::ALL
-            .into_iter()
-            .find(|channel| channel.name() == name)
-    }
-}
-
-/// The set of log channels that are on (`TSL_LOG`, the REPL's `:log`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LogChannels(u8);
-
-impl LogChannels {
-    /// Parses a comma- or space-separated list of channel names; `off` or `none` turns every
-    /// channel named before it off.
-    pub fn parse(text: &str) -> std::result::Result<LogChannels, String> {
-        let mut channels = LogChannels::default();
-        for name in text.split([',', ' ']).filter(|name| !name.is_empty()) {
-            match (name, LogChannel::from_name(name)) {
-                ("off" | "none", _) => channels = LogChannels::default(),
-                (_, Some(channel)) => channels.insert(channel),
-                (unknown, None) => {
-                    let known: Vec<&str> = LogChannel::ALL.map(LogChannel::name).to_vec();
-                    return Err(format!(
-                        "unknown log channel `{unknown}`; the channels are {}",
-                        known.join(", ")
-                    ));
-                }
-            }
-        }
-        Ok(channels)
-    }
-
-    pub fn contains(self, channel: LogChannel) -> bool {
-        self.0 & (1 << channel as u8) != 0
-    }
-
-    pub fn insert(&mut self, channel: LogChannel) {
-        self.0 |= 1 << channel as u8;
-    }
-
-    /// The channels that are on, in the order of [`LogChannel::ALL`].
-    pub fn enabled(self) -> Vec<LogChannel> {
-        LogChannel::ALL
-            .into_iter()
-            .filter(|channel| self.contains(*channel))
-            .collect()
-    }
-}
-
-impl fmt::Display for LogChannels {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self.enabled().into_iter().map(LogChannel::name).collect();
-        if names.is_empty() {
-            f.write_str("off")
-        } else {
-            f.write_str(&names.join(", "))
-        }
-    }
 }
 
 /// The error an interrupted evaluation stops with.
@@ -262,10 +175,43 @@ impl Interpreter {
         ))
     }
 
-    /// Turns log channels on (see [`LogChannels::parse`]).
+    /// Sets the log channels from a comma-separated list as `TSL_LOG` takes it (`all` for
+    /// every channel); `off` turns them all off.
     pub fn set_log_channels(&mut self, channels: &str) -> std::result::Result<(), String> {
-        self.options.log = LogChannels::parse(channels)?;
+        if channels.trim() == "off" {
+            self.options.log = LogChannels::default();
+            return Ok(());
+        }
+        let (parsed, unknown) = LogChannels::parse(channels);
+        if let Some(name) = unknown.first() {
+            return Err(format!(
+                "unknown log channel `{name}`; the channels are {}, or all, or off",
+                LogChannels::NAMES.join(", ")
+            ));
+        }
+        self.options.log = parsed;
         Ok(())
+    }
+
+    /// The log channels that are on, or `off`.
+    pub fn describe_log_channels(&self) -> String {
+        let channels = self.options.log;
+        let on = [
+            channels.dynamic,
+            channels.guards,
+            channels.recompiles,
+            channels.graph,
+        ];
+        let names: Vec<&str> = LogChannels::NAMES
+            .into_iter()
+            .zip(on)
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect();
+        if names.is_empty() {
+            "off".to_string()
+        } else {
+            names.join(", ")
+        }
     }
 
     /// The module cells share, created on first use.
@@ -381,7 +327,7 @@ mod tests {
     use std::sync::atomic::Ordering;
     use std::time::Duration;
 
-    use super::{Evaluated, LogChannel, LogChannels};
+    use super::Evaluated;
     use crate::diag::Diagnostic;
     use crate::eval::{Interpreter, Options, Output};
     use crate::source::SourceMap;
@@ -438,15 +384,23 @@ mod tests {
     }
 
     #[test]
-    fn log_channels_parse_and_print() {
-        let channels = LogChannels::parse("graph, guards").expect("known channels");
-        assert_eq!(channels.enabled(), [LogChannel::Guards, LogChannel::Graph]);
-        assert!(channels.contains(LogChannel::Graph));
-        assert!(!channels.contains(LogChannel::Dynamic));
-        assert_eq!(channels.to_string(), "guards, graph");
-        assert_eq!(LogChannels::parse("off"), Ok(LogChannels::default()));
-        assert_eq!(LogChannels::default().to_string(), "off");
-        let error = LogChannels::parse("dynamic,bogus").expect_err("an unknown channel");
+    fn log_channels_are_set_and_described() {
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        assert_eq!(interpreter.describe_log_channels(), "off");
+        interpreter
+            .set_log_channels("graph, guards")
+            .expect("known channels");
+        assert_eq!(interpreter.describe_log_channels(), "guards, graph");
+        interpreter.set_log_channels("all").expect("all channels");
+        assert_eq!(
+            interpreter.describe_log_channels(),
+            "dynamic, guards, recompiles, graph"
+        );
+        let error = interpreter
+            .set_log_channels("dynamic,bogus")
+            .expect_err("an unknown channel");
         assert!(error.starts_with("unknown log channel `bogus`"), "{error}");
+        interpreter.set_log_channels("off").expect("off");
+        assert_eq!(interpreter.describe_log_channels(), "off");
     }
 }

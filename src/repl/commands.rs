@@ -43,7 +43,7 @@ pub(super) const COMMANDS: &[Command] = &[
     Command {
         name: "log",
         argument: "[CHANNELS]",
-        about: "log to stderr: dynamic, guards, recompiles, graph, or off",
+        about: "log to stderr: dynamic,guards,recompiles,graph, all, or off",
         run: Session::log,
     },
     Command {
@@ -171,7 +171,10 @@ impl Session {
             self.command_error(&message, None);
             return Flow::Next;
         }
-        say(&format!("log: {}\n", self.interpreter.options().log));
+        say(&format!(
+            "log: {}\n",
+            self.interpreter.describe_log_channels()
+        ));
         Flow::Next
     }
 

@@ -1,7 +1,7 @@
 //! Completion candidates and hints, from the text before the cursor and the session's names.
 
 use super::commands;
-use crate::eval::{Interpreter, LogChannel};
+use crate::eval::{Interpreter, LogChannels};
 
 /// The keywords of spec §2, completed like names.
 const KEYWORDS: &[&str] = &[
@@ -69,11 +69,8 @@ pub(super) fn complete(vocabulary: &Vocabulary, line: &str, pos: usize) -> (usiz
     let word = &before[start..];
     let head = &before[..start];
     let pool: Vec<&str> = if head.trim_start().starts_with(":log") {
-        LogChannel::ALL
-            .map(LogChannel::name)
-            .into_iter()
-            .chain(["off"])
-            .collect()
+        let names = LogChannels::NAMES.into_iter();
+        names.chain(["all", "off"]).collect()
     } else if head.ends_with('@') {
         vec!["compile"]
     } else if let Some(receiver) = head.strip_suffix('.') {
@@ -227,6 +224,7 @@ mod tests {
         assert_eq!(candidates(":ty"), [":type"]);
         assert_eq!(candidates(":type x.su"), ["sum"]);
         assert_eq!(candidates(":log dyn"), ["dynamic"]);
+        assert_eq!(candidates(":log guards,gr"), ["graph"]);
     }
 
     #[test]
