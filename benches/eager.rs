@@ -10,6 +10,7 @@ struct Silent;
 
 impl Output for Silent {
     fn print(&mut self, _: &str) {}
+    fn log(&mut self, _: &str) {}
     fn diagnostic(&mut self, _: &SourceMap, diagnostic: &Diagnostic) {
         panic!("the benchmark program failed: {}", diagnostic.message);
     }

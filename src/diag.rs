@@ -24,10 +24,11 @@ pub enum Code {
     RecompileLimit,
     ValueError,
     RecursionLimit,
+    Specialization,
 }
 
 impl Code {
-    pub const ALL: [Code; 12] = [
+    pub const ALL: [Code; 13] = [
         Code::SyntaxError,
         Code::NameError,
         Code::TypeError,
@@ -40,6 +41,7 @@ impl Code {
         Code::RecompileLimit,
         Code::ValueError,
         Code::RecursionLimit,
+        Code::Specialization,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -56,6 +58,7 @@ impl Code {
             Code::RecompileLimit => "recompile-limit",
             Code::ValueError => "value-error",
             Code::RecursionLimit => "recursion-limit",
+            Code::Specialization => "specialization",
         }
     }
 
@@ -144,6 +147,15 @@ impl Code {
                  example:  fn f(n) { return f(n + 1) }\n\
                  fix:      add a base case that stops the recursion"
             }
+            Code::Specialization => {
+                "A note from `tsl check` or `tsl graph`: tracing without input values, the \
+                 answer to a question about an input size was assumed. A compiled call \
+                 answers it from its real sizes and guards on the answer (recompiling when \
+                 it changes).\n\n\
+                 example:  if n > 2 { ... }   (this branch specialises on n > 2)\n\
+                 fix:      nothing, if both sides of the question are expected; otherwise \
+                 state the fact with `check`"
+            }
         }
     }
 }
@@ -162,6 +174,7 @@ impl Code {
             Code::RecompileLimit => "compiled too often",
             Code::ValueError => "bad value",
             Code::RecursionLimit => "nested too deeply",
+            Code::Specialization => "depends on an input size",
         }
     }
 }
@@ -176,6 +189,7 @@ impl fmt::Display for Code {
 pub enum Severity {
     Error,
     Warning,
+    Note,
 }
 
 impl Severity {
@@ -183,6 +197,7 @@ impl Severity {
         match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         }
     }
 }
@@ -235,6 +250,10 @@ impl Diagnostic {
 
     pub fn warning(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, Severity::Warning, Some(span), message.into())
+    }
+
+    pub fn note(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(code, Severity::Note, Some(span), message.into())
     }
 
     /// An error with no source location, such as a script file that cannot be read.

@@ -6,6 +6,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod backend;
+pub mod check;
 pub mod diag;
 pub mod dtype;
 pub mod eval;

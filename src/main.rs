@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use tsl::diag::render::{self, Format};
 use tsl::diag::{Code, Diagnostic};
-use tsl::eval::{Interpreter, Options, Output, Status, limits};
+use tsl::eval::{Interpreter, LogChannels, Options, Output, Status, limits};
 use tsl::source::SourceMap;
 
 #[derive(Parser)]
@@ -44,6 +44,23 @@ enum Command {
     Repl {
         #[command(flatten)]
         options: RunOptions,
+    },
+    /// Static diagnostics without running: syntax, names, calls, and a symbolic trace of
+    /// every @compile function from its annotations.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the traced graph of a function (traced from its annotations), with its guards and
+    /// asserts.
+    Graph {
+        file: PathBuf,
+        /// The function to trace.
+        #[arg(long = "fn", value_name = "NAME")]
+        function: String,
+        /// Print Graphviz DOT instead of text.
+        #[arg(long)]
+        dot: bool,
     },
     /// Explain a diagnostic code, e.g. `tsl explain data-dependent-guard`.
     Explain { code: String },
@@ -80,6 +97,22 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Run { file, options }) => run(&file, &options, format),
         Some(Command::Repl { options }) => repl(&options, format),
+        Some(Command::Check { files }) => on_interpreter_thread(format, move |interpreter| {
+            let mut status = Status::Ok;
+            for file in &files {
+                if tsl::check::check_file(interpreter, file) == Status::Failed {
+                    status = Status::Failed;
+                }
+            }
+            status
+        }),
+        Some(Command::Graph {
+            file,
+            function,
+            dot,
+        }) => on_interpreter_thread(format, move |interpreter| {
+            print_graph(interpreter, &file, &function, dot)
+        }),
         Some(Command::Explain { code }) => explain(&code),
         None => match cli.file {
             Some(file) => run(&file, &cli.run, format),
@@ -92,24 +125,40 @@ fn main() -> ExitCode {
 fn run(file: &Path, options: &RunOptions, format: Format) -> ExitCode {
     let file = file.to_path_buf();
     let options = options.clone();
-    on_interpreter_thread(move || run_on_this_thread(&file, &options, format))
+    on_big_stack(move || run_on_this_thread(&file, &options, format))
 }
 
 /// Runs the REPL.
 fn repl(options: &RunOptions, format: Format) -> ExitCode {
     let options = options.clone();
-    on_interpreter_thread(move || match interpreter_options(&options, format) {
+    on_big_stack(move || match interpreter_options(&options, format) {
         Some(options) => tsl::repl::run(options, format),
         None => Status::Failed,
     })
 }
 
-/// Runs `work` on a thread with a stack large enough for the interpreter's depth limits.
-fn on_interpreter_thread(work: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
+/// Runs `body` with a fresh interpreter on a large-stack thread.
+fn on_interpreter_thread(
+    format: Format,
+    body: impl FnOnce(&mut Interpreter) -> Status + Send + 'static,
+) -> ExitCode {
+    on_big_stack(move || {
+        let mut output = Terminal::new(format);
+        let log = log_channels(&mut output);
+        let options = Options {
+            log,
+            ..Options::default()
+        };
+        let mut interpreter = Interpreter::new(options, Box::new(output));
+        body(&mut interpreter)
+    })
+}
+
+fn on_big_stack(body: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
     let worker = std::thread::Builder::new()
         .name("tsl".to_string())
         .stack_size(limits::STACK_BYTES)
-        .spawn(work);
+        .spawn(body);
     let status = match worker.map(std::thread::JoinHandle::join) {
         Ok(Ok(status)) => status,
         _ => Status::Failed,
@@ -117,6 +166,47 @@ fn on_interpreter_thread(work: impl FnOnce() -> Status + Send + 'static) -> Exit
     match status {
         Status::Ok => ExitCode::SUCCESS,
         Status::Failed => ExitCode::FAILURE,
+    }
+}
+
+/// `tsl graph`: the graph of one function traced from its annotations.
+fn print_graph(interpreter: &mut Interpreter, file: &Path, name: &str, dot: bool) -> Status {
+    let Some((module, _)) = interpreter.load_definitions(file) else {
+        return Status::Failed;
+    };
+    let Some(function) = module.function(name) else {
+        let known: Vec<String> = module.function_names();
+        let diagnostic = Diagnostic::without_span(
+            Code::NameError,
+            format!("`{}` defines no function `{name}`", file.display()),
+        )
+        .with_help(if known.is_empty() {
+            "the file defines no functions".to_string()
+        } else {
+            format!("its functions are {}", known.join(", "))
+        });
+        interpreter.report(&diagnostic);
+        return Status::Failed;
+    };
+    let (traced, notes) = interpreter.trace_from_annotations(&function);
+    for note in &notes {
+        interpreter.report(note);
+    }
+    match traced {
+        Ok(traced) => {
+            let text = if dot {
+                tsl::graph::dot::to_dot(&traced.graph)
+            } else {
+                tsl::graph::print::print_graph(&traced.graph, Some(interpreter.sources()))
+            };
+            print!("{text}");
+            Status::Ok
+        }
+        Err(diagnostic) => {
+            let failed = diagnostic.is_error();
+            interpreter.report(&diagnostic);
+            if failed { Status::Failed } else { Status::Ok }
+        }
     }
 }
 
@@ -130,19 +220,42 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
 
 /// The interpreter's options, or `None` after reporting why the command line's cannot be used.
 fn interpreter_options(options: &RunOptions, format: Format) -> Option<Options> {
+    let mut output = Terminal::new(format);
     if let Device::Gpu = options.device {
         let unavailable = Diagnostic::without_span(
             Code::InputError,
             "`--device gpu` is not available in this build",
         )
         .with_help("run with `--device cpu` (the default)");
-        Terminal::new(format).diagnostic(&SourceMap::new(), &unavailable);
+        output.diagnostic(&SourceMap::new(), &unavailable);
         return None;
     }
     Some(Options {
         eager: options.eager,
+        log: log_channels(&mut output),
         ..Options::default()
     })
+}
+
+/// The log channels `TSL_LOG` turns on; unknown names are warned about and ignored.
+fn log_channels(output: &mut Terminal) -> LogChannels {
+    let Ok(list) = std::env::var("TSL_LOG") else {
+        return LogChannels::default();
+    };
+    let (channels, unknown) = LogChannels::parse(&list);
+    if !unknown.is_empty() {
+        let mut warning = Diagnostic::without_span(
+            Code::InputError,
+            format!("TSL_LOG names unknown channels: {}", unknown.join(", ")),
+        )
+        .with_help(format!(
+            "the channels are {}",
+            LogChannels::NAMES.join(", ")
+        ));
+        warning.severity = tsl::diag::Severity::Warning;
+        output.diagnostic(&SourceMap::new(), &warning);
+    }
+    channels
 }
 
 fn explain(code: &str) -> ExitCode {
@@ -187,6 +300,11 @@ impl Output for Terminal {
         let _ = self.stdout.flush();
         let mut stderr = std::io::stderr().lock();
         let _ = render::write(&mut stderr, sources, diagnostic, self.format, self.color);
+    }
+
+    fn log(&mut self, line: &str) {
+        let _ = self.stdout.flush();
+        eprintln!("{line}");
     }
 }
 

@@ -85,3 +85,20 @@ fn json_object() {
     let json = tsl::diag::render::to_json(&sources, &diagnostic);
     insta::assert_snapshot!(serde_json::to_string_pretty(&json).expect("JSON serialises"));
 }
+
+snapshot!(
+    data_dependent_guard,
+    "@compile\nfn bad(x: i64[2]) -> bool {\n    let [u0, u1] = x.tolist()\n    if u0 * 2 == u1 * 3 { return true }\n    return false\n}\nbad(tensor([3, 2]))\n"
+);
+snapshot!(
+    data_dependent_int,
+    "@compile\nfn count(x: i64[1]) {\n    let n = x.item()\n    check n >= 0\n    let total = 0\n    for i in range(n) { total = total + i }\n    return total\n}\ncount(tensor([4]))\n"
+);
+snapshot!(
+    data_dependent_in_library,
+    "use std.shape as shapes\n@compile\nfn f(x: f32[n], k: i64[1]) {\n    return shapes.tensor_split(x, k.item())\n}\nf(ones(4), tensor([2]))\n"
+);
+snapshot!(
+    tensor_data_guard,
+    "@compile\nfn f(x: f32[n]) {\n    if x.sum() > 0 { return x }\n    return -x\n}\nf(ones(3))\n"
+);

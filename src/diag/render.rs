@@ -75,6 +75,7 @@ fn write_human(
     let kind_color = match diagnostic.severity {
         Severity::Error => Color::Red,
         Severity::Warning => Color::Yellow,
+        Severity::Note => Color::Cyan,
     };
     let config = Config::default()
         .with_color(color)

@@ -2,10 +2,11 @@
 
 use std::rc::Rc;
 
-use super::error;
 use super::value::{TensorValue, Value};
+use super::{Interpreter, error};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
+use crate::graph::shape::Dim;
 use crate::source::Span;
 
 pub struct Positional {
@@ -181,18 +182,38 @@ impl Bound {
         Ok(tensor)
     }
 
-    pub fn int(&self, index: usize) -> Result<i64> {
-        match self.required(index)? {
-            Value::Int(value) => Ok(*value),
-            other => Err(self.wrong(index, "an int", other)),
+    /// An int that must be concrete; a symbolic int (while tracing) is guarded on or, if it
+    /// depends on data, is a `data-dependent-int`.
+    pub fn int(&self, interpreter: &mut Interpreter, index: usize) -> Result<i64> {
+        let why = format!(
+            "the `{}` argument of {}()",
+            self.params[index], self.function
+        );
+        self.int_for(interpreter, index, &why)
+    }
+
+    /// [`Bound::int`], saying `why` the value must be concrete.
+    pub fn int_for(&self, interpreter: &mut Interpreter, index: usize, why: &str) -> Result<i64> {
+        let value = self.required(index)?;
+        match interpreter.concrete(value, self.span(index), why)? {
+            Some(value) => Ok(value),
+            None => Err(self.wrong(index, "an int", value)),
         }
     }
 
-    pub fn int_or(&self, index: usize, default: i64) -> Result<i64> {
+    pub fn int_or(&self, interpreter: &mut Interpreter, index: usize, default: i64) -> Result<i64> {
         match self.get(index) {
             None => Ok(default),
-            Some(_) => self.int(index),
+            Some(_) => self.int(interpreter, index),
         }
+    }
+
+    /// A size: an int, or a symbolic int while tracing.
+    pub fn size(&self, index: usize) -> Result<Dim> {
+        let value = self.required(index)?;
+        value
+            .as_dim()
+            .ok_or_else(|| self.wrong(index, "an int", value))
     }
 
     pub fn bool_or(&self, index: usize, default: bool) -> Result<bool> {
@@ -218,40 +239,41 @@ impl Bound {
         }
     }
 
-    pub fn scalar(&self, index: usize) -> Result<Scalar> {
-        let value = self.required(index)?;
-        scalar_of(value).ok_or_else(|| self.wrong(index, "a number or bool", value))
-    }
-
     /// A dimension index for a tensor of `ndim` dimensions; negative values count from the end.
-    pub fn dim(&self, index: usize, ndim: usize) -> Result<usize> {
-        let value = self.int(index)?;
+    pub fn dim(&self, interpreter: &mut Interpreter, index: usize, ndim: usize) -> Result<usize> {
+        let value = self.int(interpreter, index)?;
         normalize_dim(value, ndim, self.span(index))
     }
 
-    pub fn dim_or(&self, index: usize, ndim: usize, default: i64) -> Result<usize> {
-        let value = self.int_or(index, default)?;
+    pub fn dim_or(
+        &self,
+        interpreter: &mut Interpreter,
+        index: usize,
+        ndim: usize,
+        default: i64,
+    ) -> Result<usize> {
+        let value = self.int_or(interpreter, index, default)?;
         normalize_dim(value, ndim, self.span(index))
     }
 
-    /// A list of ints given for parameter `index`.
-    pub fn int_list(&self, index: usize) -> Result<Vec<i64>> {
+    /// A list of sizes given for parameter `index`.
+    pub fn size_list(&self, index: usize) -> Result<Vec<Dim>> {
         let value = self.required(index)?;
         let Value::List(items) = value else {
             return Err(self.wrong(index, "a list of ints", value));
         };
         items
             .iter()
-            .map(|item| match item {
-                Value::Int(size) => Ok(*size),
-                other => Err(self.wrong(index, "a list of ints", other)),
+            .map(|item| {
+                item.as_dim()
+                    .ok_or_else(|| self.wrong(index, "a list of ints", item))
             })
             .collect()
     }
 
     /// Sizes given as separate ints (`zeros(2, 3)`) after the fixed parameters, or as one list
     /// (`zeros([2, 3])`).
-    pub fn sizes(&self) -> Result<Vec<i64>> {
+    pub fn sizes(&self) -> Result<Vec<Dim>> {
         let values: Vec<(&Value, Span)> = match self.rest.as_slice() {
             [
                 Positional {
@@ -263,15 +285,15 @@ impl Bound {
         };
         values
             .into_iter()
-            .map(|(value, span)| match value {
-                Value::Int(size) => Ok(*size),
-                other => Err(error(
+            .map(|(value, span)| match value.as_dim() {
+                Some(size) => Ok(size),
+                None => Err(error(
                     Code::TypeError,
                     span,
                     format!(
                         "{}() sizes must be ints, got {}",
                         self.function,
-                        other.kind()
+                        value.kind()
                     ),
                 )
                 .into()),
@@ -280,7 +302,7 @@ impl Bound {
     }
 }
 
-/// The scalar a value stands for when it meets a tensor.
+/// The scalar a value stands for when it meets a tensor (a concrete one).
 pub fn scalar_of(value: &Value) -> Option<Scalar> {
     match value {
         Value::Bool(b) => Some(Scalar::Bool(*b)),

@@ -6,8 +6,10 @@ use std::rc::Rc;
 use super::args::CallArgs;
 use super::stmt::Flow;
 use super::value::{Function, Value};
-use super::{Frame, Interpreter, error, limits};
+use super::{CallFrame, Interpreter, error, limits};
 use crate::diag::{Code, Diagnostic, Result};
+use crate::diag::{Frame, FrameKind};
+use crate::graph::shape::{Cmp, Dim, RuleResult, Sizes, show_shape};
 use crate::source::Span;
 use crate::syntax::ast::{DimAnn, TypeAnn, TypeKind};
 
@@ -15,10 +17,7 @@ use crate::syntax::ast::{DimAnn, TypeAnn, TypeKind};
 const MAX_TRACE: usize = 16;
 
 /// Sizes bound by named dims of annotations (`n` in `f32[n, 3]`), with where each was bound.
-type DimBindings = HashMap<Rc<str>, (i64, String)>;
-
-/// A call's local variables.
-type Locals = HashMap<Rc<str>, Value>;
+type DimBindings = HashMap<Rc<str>, (Dim, String)>;
 
 impl Interpreter {
     pub(super) fn call_function(
@@ -41,7 +40,19 @@ impl Interpreter {
             .into());
         }
         self.call_depth += 1;
-        let result = self.call_body(function, args);
+        self.call_sites.push(Frame {
+            function: function.qualified_name(),
+            call_site,
+            repeated: 1,
+            kind: FrameKind::Call,
+        });
+        let compiled = function.compile.is_some() && !self.options.eager && self.tracer.is_none();
+        let result = if compiled {
+            self.call_compiled(function, args)
+        } else {
+            self.call_body(function, args)
+        };
+        self.call_sites.pop();
         self.call_depth -= 1;
         result.map_err(|mut diagnostic| {
             if diagnostic.trace.len() < MAX_TRACE {
@@ -51,9 +62,27 @@ impl Interpreter {
         })
     }
 
-    fn call_body(&mut self, function: &Rc<Function>, args: CallArgs) -> Result<Value> {
-        let (locals, spans) = self.bind_params(function, args)?;
-        self.frames.push(Frame {
+    /// Runs a function's body on its arguments.
+    pub(super) fn call_body(&mut self, function: &Rc<Function>, args: CallArgs) -> Result<Value> {
+        let bound = self.bind_arguments(function, args)?;
+        self.run_bound(function, bound)
+    }
+
+    /// Runs a function's body on arguments already matched to its parameters.
+    pub(super) fn run_bound(
+        &mut self,
+        function: &Rc<Function>,
+        bound: Vec<(Value, Span)>,
+    ) -> Result<Value> {
+        let spans: Vec<Span> = bound.iter().map(|(_, span)| *span).collect();
+        let locals = function
+            .def
+            .params
+            .iter()
+            .zip(bound)
+            .map(|(param, (value, _))| (param.name.name.clone(), value))
+            .collect();
+        self.frames.push(CallFrame {
             module: function.module.clone(),
             scopes: vec![locals],
             in_function: true,
@@ -70,23 +99,22 @@ impl Interpreter {
             Flow::Next => (Value::None, function.def.body.span),
         };
         if let Some(annotation) = &function.def.returns {
-            check_annotation(&value, annotation, "the return value", span, &mut dims).map_err(
-                |mut diagnostic| {
+            self.check_annotation(&value, annotation, "the return value", span, &mut dims)
+                .map_err(|mut diagnostic| {
                     diagnostic.add_secondary(annotation.span, "the function declares this");
                     diagnostic
-                },
-            )?;
+                })?;
         }
         Ok(value)
     }
 
-    /// Matches arguments to parameters (positional, then keywords, then defaults); returns
-    /// the locals and where each argument was written (the call, for defaults).
-    fn bind_params(
+    /// Matches arguments to parameters (positional, then keywords, then defaults): one value
+    /// per parameter with where it was written (the call, for defaults).
+    pub(super) fn bind_arguments(
         &mut self,
         function: &Rc<Function>,
         args: CallArgs,
-    ) -> Result<(Locals, Vec<Span>)> {
+    ) -> Result<Vec<(Value, Span)>> {
         let call_span = args.span;
         let def = &function.def;
         let name = function.qualified_name();
@@ -134,11 +162,10 @@ impl Interpreter {
             }
             slots[position] = Some((keyword.value, keyword.span));
         }
-        let mut locals = HashMap::new();
-        let mut spans = Vec::with_capacity(params.len());
+        let mut bound = Vec::with_capacity(params.len());
         for (param, slot) in params.iter().zip(slots) {
-            let (value, span) = match (slot, &param.default) {
-                (Some(bound), _) => bound,
+            bound.push(match (slot, &param.default) {
+                (Some(given), _) => given,
                 (None, Some(default)) => (self.eval_default(function, default)?, call_span),
                 (None, None) => {
                     return Err(error(
@@ -149,20 +176,18 @@ impl Interpreter {
                     .with_secondary(param.name.span, "this parameter has no default")
                     .into());
                 }
-            };
-            locals.insert(param.name.name.clone(), value);
-            spans.push(span);
+            });
         }
-        Ok((locals, spans))
+        Ok(bound)
     }
 
     /// Defaults are evaluated in the function's module, at call time.
-    fn eval_default(
+    pub(super) fn eval_default(
         &mut self,
         function: &Rc<Function>,
         default: &crate::syntax::ast::Expr,
     ) -> Result<Value> {
-        self.frames.push(Frame {
+        self.frames.push(CallFrame {
             module: function.module.clone(),
             scopes: vec![HashMap::new()],
             in_function: true,
@@ -183,12 +208,11 @@ impl Interpreter {
                 .lookup(&param.name.name)
                 .expect("parameters are bound before they are checked");
             let what = format!("`{}`", param.name.name);
-            check_annotation(&value, annotation, &what, *span, &mut dims).map_err(
-                |mut diagnostic| {
+            self.check_annotation(&value, annotation, &what, *span, &mut dims)
+                .map_err(|mut diagnostic| {
                     diagnostic.add_secondary(annotation.span, "declared here");
                     diagnostic
-                },
-            )?;
+                })?;
         }
         let params: Vec<Rc<str>> = function
             .def
@@ -196,47 +220,85 @@ impl Interpreter {
             .iter()
             .map(|p| p.name.name.clone())
             .collect();
-        for (name, (size, _)) in &dims {
+        let mut names: Vec<&Rc<str>> = dims.keys().collect();
+        names.sort();
+        for name in names {
             if !params.contains(name) {
-                self.define(name.clone(), Value::Int(*size));
+                let (size, _) = dims[name];
+                self.define(name.clone(), Value::from_dim(size));
             }
         }
         Ok(dims)
     }
-}
 
-/// Checks one value against its annotation; errors point at `span`.
-fn check_annotation(
-    value: &Value,
-    annotation: &TypeAnn,
-    what: &str,
-    span: Span,
-    dims: &mut DimBindings,
-) -> Result<()> {
-    let mismatch = |expected: &str| -> Box<Diagnostic> {
-        error(
-            Code::TypeError,
-            span,
-            format!("{what} should be {expected}, got {}", value.kind()),
-        )
-        .into()
-    };
-    match (&annotation.kind, value) {
-        (TypeKind::Int, Value::Int(_))
-        | (TypeKind::Float, Value::Float(_) | Value::Int(_))
-        | (TypeKind::Bool, Value::Bool(_))
-        | (TypeKind::Str, Value::Str(_))
-        | (TypeKind::List, Value::List(_)) => Ok(()),
-        (TypeKind::Tensor { dtype, dims: shape }, Value::Tensor(tensor)) => {
-            if tensor.dtype() != *dtype {
-                return Err(mismatch(&tensor_kind(*dtype)));
+    /// Checks one value against its annotation; errors point at `span`. Size checks go
+    /// through the shape rules' `Sizes`, so while tracing they guard or become runtime
+    /// asserts.
+    fn check_annotation(
+        &mut self,
+        value: &Value,
+        annotation: &TypeAnn,
+        what: &str,
+        span: Span,
+        dims: &mut DimBindings,
+    ) -> Result<()> {
+        let mismatch = |expected: &str| -> Box<Diagnostic> {
+            error(
+                Code::TypeError,
+                span,
+                format!("{what} should be {expected}, got {}", value.kind()),
+            )
+            .into()
+        };
+        let runtime_dtype = |value: &Value| match value {
+            Value::RuntimeScalar(scalar) => Some(scalar.dtype()),
+            _ => None,
+        };
+        match (&annotation.kind, value) {
+            (TypeKind::Int, Value::Int(_) | Value::SymInt(_))
+            | (TypeKind::Float, Value::Float(_) | Value::Int(_) | Value::SymInt(_))
+            | (TypeKind::Bool, Value::Bool(_) | Value::SymBool(_))
+            | (TypeKind::Str, Value::Str(_) | Value::Template(_))
+            | (TypeKind::List, Value::List(_)) => Ok(()),
+            (TypeKind::Float, scalar)
+                if runtime_dtype(scalar) == Some(crate::dtype::DType::F32) =>
+            {
+                Ok(())
             }
-            match shape {
-                Some(shape) => check_dims(tensor.shape(), shape, what, span, dims),
-                None => Ok(()),
+            (TypeKind::Bool, scalar)
+                if runtime_dtype(scalar) == Some(crate::dtype::DType::Bool) =>
+            {
+                Ok(())
             }
+            (TypeKind::Tensor { dtype, dims: shape }, Value::Tensor(tensor)) => {
+                if tensor.dtype() != *dtype {
+                    return Err(mismatch(&tensor_kind(*dtype)));
+                }
+                match shape {
+                    Some(shape) => {
+                        let sizes = tensor.dims();
+                        self.with_any_sizes(span, |any| check_dims(&sizes, shape, what, dims, any))
+                            .map_err(|message| error(Code::ShapeError, span, message).into())
+                    }
+                    None => Ok(()),
+                }
+            }
+            (kind, _) => Err(mismatch(&describe(kind))),
         }
-        (kind, _) => Err(mismatch(&describe(kind))),
+    }
+
+    /// Runs size logic with the sizes of the current domain: concrete eagerly, the symbolic
+    /// engine while tracing.
+    pub(super) fn with_any_sizes<T>(
+        &mut self,
+        span: Span,
+        body: impl FnOnce(&mut dyn Sizes) -> T,
+    ) -> T {
+        if self.tracer.is_some() {
+            self.with_sizes(span, body)
+        } else {
+            body(&mut crate::graph::shape::Concrete)
+        }
     }
 }
 
@@ -261,49 +323,51 @@ fn tensor_kind(dtype: crate::dtype::DType) -> String {
     format!("{article} {dtype} tensor")
 }
 
-/// Checks a tensor's sizes against `f32[n, 3, ?]`, binding or comparing named dims.
+/// Checks a tensor's sizes against `f32[n, 3, ?]`, binding or comparing named dims; the
+/// message of the first failure is returned.
 fn check_dims(
-    shape: &[usize],
+    shape: &[Dim],
     expected: &[DimAnn],
     what: &str,
-    span: Span,
     dims: &mut DimBindings,
-) -> Result<()> {
-    let shape_error =
-        |message: String| -> Box<Diagnostic> { error(Code::ShapeError, span, message).into() };
+    sizes: &mut dyn Sizes,
+) -> std::result::Result<(), String> {
     if shape.len() != expected.len() {
-        return Err(shape_error(format!(
+        return Err(format!(
             "{what} should have {} dimension{}, got shape {}",
             expected.len(),
             if expected.len() == 1 { "" } else { "s" },
-            crate::backend::cpu::format_shape(shape)
-        )));
+            show_shape(shape, sizes)
+        ));
     }
     for (dim, (size, annotation)) in shape.iter().zip(expected).enumerate() {
-        let size = *size as i64;
-        match annotation {
-            DimAnn::Fixed(wanted, _) if size != *wanted => {
-                return Err(shape_error(format!(
-                    "{what} should have size {wanted} in dimension {dim}, got {size}"
-                )));
-            }
+        let shown = sizes.show(*size);
+        let outcome: RuleResult<()> = match annotation {
+            DimAnn::Fixed(wanted, _) => sizes.require(*size, Cmp::Eq, Dim::Known(*wanted), &|| {
+                format!("{what} should have size {wanted} in dimension {dim}, got {shown}")
+            }),
             DimAnn::Named(name) => match dims.get(&name.name) {
-                Some((bound, source)) if *bound != size => {
-                    return Err(shape_error(format!(
-                        "{what} has size {size} in dimension {dim}, but `{}` is {bound} from {source}",
-                        name.name
-                    )));
+                Some((bound, source)) => {
+                    let bound_shown = sizes.show(*bound);
+                    let source = source.clone();
+                    sizes.require(*size, Cmp::Eq, *bound, &|| {
+                        format!(
+                            "{what} has size {shown} in dimension {dim}, but `{}` is {bound_shown} from {source}",
+                            name.name
+                        )
+                    })
                 }
-                Some(_) => {}
                 None => {
                     dims.insert(
                         name.name.clone(),
-                        (size, format!("{what} (dimension {dim})")),
+                        (*size, format!("{what} (dimension {dim})")),
                     );
+                    Ok(())
                 }
             },
-            _ => {}
-        }
+            DimAnn::Any(_) => Ok(()),
+        };
+        outcome.map_err(|rule| rule.message)?;
     }
     Ok(())
 }

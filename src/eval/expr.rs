@@ -7,6 +7,7 @@ use super::builtins;
 use super::value::Value;
 use super::{Interpreter, error};
 use crate::diag::{Code, Diagnostic, Result};
+use crate::graph::ir::Part;
 use crate::source::Span;
 use crate::syntax::ast::{Arg, BinaryOp, Expr, ExprKind, Ident, StrPart, UnaryOp};
 
@@ -75,23 +76,47 @@ impl Interpreter {
         }
     }
 
+    /// A string literal; while tracing, interpolated values known only when the graph runs
+    /// make it a template.
     fn eval_string(&mut self, parts: &[StrPart]) -> Result<Value> {
         let mut text = String::new();
+        let mut pieces = Vec::new();
         for part in parts {
             match part {
                 StrPart::Text(literal) => text.push_str(literal),
                 StrPart::Interpolation(expr) => {
                     let value = self.eval(expr)?;
-                    let _ = write!(text, "{value}");
+                    if value.is_symbolic() {
+                        pieces.push(Part::Text(std::mem::take(&mut text)));
+                        pieces.extend(self.template_of(std::slice::from_ref(&value), expr.span).0);
+                    } else {
+                        let _ = write!(text, "{value}");
+                    }
                 }
             }
         }
-        Ok(Value::str(&text))
+        pieces.push(Part::Text(text));
+        Ok(Interpreter::string_value(pieces))
     }
 
     fn eval_name(&mut self, name: &Ident) -> Result<Value> {
-        self.lookup(&name.name)
-            .ok_or_else(|| self.unknown_name(name).into())
+        if let Some(value) = self.lookup(&name.name) {
+            return Ok(value);
+        }
+        let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
+        if hintless && self.current_module().declares(&name.name) {
+            return Err(Diagnostic::note(
+                Code::Specialization,
+                name.span,
+                format!(
+                    "the trace needs the global `{}`, which only has a value when the script runs; the rest of this function is not checked",
+                    name.name
+                ),
+            )
+            .with_label("set by a top-level `let`")
+            .into());
+        }
+        Err(self.unknown_name(name).into())
     }
 
     fn unknown_name(&self, name: &Ident) -> Diagnostic {
@@ -125,21 +150,41 @@ impl Interpreter {
         names
     }
 
-    /// `a and b` / `a or b` on bools, evaluating `b` only when needed.
+    /// `a and b` / `a or b` on bools, evaluating `b` only when needed. On a symbolic
+    /// condition (while tracing) both sides are evaluated and combined symbolically.
     fn short_circuit(&mut self, is_or: bool, a: &Expr, b: &Expr) -> Result<Value> {
         let word = if is_or { "`or`" } else { "`and`" };
         let left = self.eval(a)?;
-        let left = self.logical_operand(&left, a.span, word)?;
-        if left == is_or {
-            return Ok(Value::Bool(left));
+        self.logical_operand(&left, a.span, word)?;
+        if let Value::Bool(value) = left
+            && value == is_or
+        {
+            return Ok(Value::Bool(value));
         }
         let right = self.eval(b)?;
-        Ok(Value::Bool(self.logical_operand(&right, b.span, word)?))
+        self.logical_operand(&right, b.span, word)?;
+        let op = if is_or {
+            BinaryOp::BitOr
+        } else {
+            BinaryOp::BitAnd
+        };
+        match (&left, &right) {
+            // `left` did not decide it, so `right` does.
+            (Value::Bool(_), _) => Ok(right),
+            // `x or true` is true, `x and false` is false.
+            (_, Value::Bool(value)) if *value == is_or => Ok(right),
+            // `x or false` and `x and true` are `x`.
+            (_, Value::Bool(_)) => Ok(left),
+            _ => Ok(self
+                .symbolic_binary(op, &left, &right, a.span.to(b.span))?
+                .expect("two symbolic conditions combine")),
+        }
     }
 
-    fn logical_operand(&mut self, value: &Value, span: Span, word: &str) -> Result<bool> {
+    /// Checks an operand of `and`/`or`: a bool or a symbolic condition.
+    fn logical_operand(&mut self, value: &Value, span: Span, word: &str) -> Result<()> {
         match value {
-            Value::Bool(b) => Ok(*b),
+            Value::Bool(_) | Value::SymBool(_) => Ok(()),
             Value::Tensor(_) => Err(error(
                 Code::TypeError,
                 span,
@@ -256,13 +301,7 @@ impl Interpreter {
     fn field(&mut self, value: Value, name: &Ident) -> Result<Value> {
         match &value {
             Value::Tensor(tensor) => match &*name.name {
-                "shape" => Ok(Value::list(
-                    tensor
-                        .shape()
-                        .iter()
-                        .map(|d| Value::Int(*d as i64))
-                        .collect(),
-                )),
+                "shape" => Ok(super::builtins::size_list(&tensor.dims())),
                 "ndim" => Ok(Value::Int(tensor.ndim() as i64)),
                 "dtype" => Ok(Value::DType(tensor.dtype())),
                 "T" => self.transpose_all(tensor.clone(), name.span),
@@ -301,7 +340,7 @@ fn shorten(name: &str) -> String {
 }
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
-pub(super) fn suggest(name: &str, candidates: Vec<String>) -> Option<String> {
+pub fn suggest(name: &str, candidates: Vec<String>) -> Option<String> {
     if name.len() > 64 {
         return None;
     }

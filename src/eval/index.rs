@@ -15,9 +15,10 @@ use crate::syntax::ast::{Expr, IndexItem};
 enum Item {
     Value(Value, Span),
     Slice {
-        start: Option<i64>,
-        stop: Option<i64>,
+        start: Option<Dim>,
+        stop: Option<Dim>,
         step: i64,
+        span: Span,
     },
     Ellipsis(Span),
 }
@@ -34,7 +35,10 @@ impl Interpreter {
             .map(|item| self.eval_index_item(item))
             .collect::<Result<Vec<_>>>()?;
         match &value {
-            Value::List(list) => index_list(list, &items, span),
+            Value::List(list) => {
+                let items = self.concrete_items(items)?;
+                index_list(list, &items, span)
+            }
             Value::Tensor(tensor) => self.index_tensor(tensor, items, span),
             other => Err(error(
                 Code::TypeError,
@@ -49,13 +53,22 @@ impl Interpreter {
         Ok(match item {
             IndexItem::Expr(expr) => Item::Value(self.eval(expr)?, expr.span),
             IndexItem::Slice {
-                start, stop, step, ..
+                start,
+                stop,
+                step,
+                span,
             } => {
                 let step = match step {
                     Some(step) => self.slice_bound(step)?,
                     None => None,
                 };
-                let step = step.unwrap_or(1);
+                let step = match step {
+                    Some(Dim::Known(step)) => step,
+                    Some(Dim::Sym(expr)) => {
+                        self.concrete_int(expr, item_span(item), "a slice step")?
+                    }
+                    None => 1,
+                };
                 if step <= 0 {
                     let span = item_span(item);
                     return Err(error(Code::ValueError, span, "slice step must be positive")
@@ -66,23 +79,24 @@ impl Interpreter {
                     start: self.optional_bound(start.as_ref())?,
                     stop: self.optional_bound(stop.as_ref())?,
                     step,
+                    span: *span,
                 }
             }
             IndexItem::Ellipsis(span) => Item::Ellipsis(*span),
         })
     }
 
-    fn optional_bound(&mut self, bound: Option<&Expr>) -> Result<Option<i64>> {
+    fn optional_bound(&mut self, bound: Option<&Expr>) -> Result<Option<Dim>> {
         match bound {
             Some(expr) => self.slice_bound(expr),
             None => Ok(None),
         }
     }
 
-    fn slice_bound(&mut self, expr: &Expr) -> Result<Option<i64>> {
+    fn slice_bound(&mut self, expr: &Expr) -> Result<Option<Dim>> {
         match self.eval(expr)? {
-            Value::Int(value) => Ok(Some(value)),
             Value::None => Ok(None),
+            value if value.as_dim().is_some() => Ok(value.as_dim()),
             other => Err(error(
                 Code::TypeError,
                 expr.span,
@@ -103,11 +117,9 @@ impl Interpreter {
         let mut ellipsis = None;
         for item in items {
             match item {
-                Item::Slice { start, stop, step } => specs.push(IndexSpec::Slice {
-                    start: start.map(Dim::Known),
-                    stop: stop.map(Dim::Known),
-                    step,
-                }),
+                Item::Slice {
+                    start, stop, step, ..
+                } => specs.push(IndexSpec::Slice { start, stop, step }),
                 Item::Ellipsis(at) => {
                     if ellipsis.replace(specs.len()).is_some() {
                         return Err(error(Code::SyntaxError, at, "only one `...` per index").into());
@@ -138,7 +150,9 @@ impl Interpreter {
         operands: &mut Vec<Operand>,
     ) -> Result<IndexSpec> {
         let tensor = match value {
-            Value::Int(position) => return Ok(IndexSpec::Int(Dim::Known(position))),
+            Value::Int(_) | Value::SymInt(_) => {
+                return Ok(IndexSpec::Int(value.as_dim().expect("an int")));
+            }
             Value::None => return Ok(IndexSpec::NewAxis),
             Value::Tensor(tensor) => tensor,
             Value::List(items) => self.list_to_index(&items, at)?,
@@ -171,7 +185,50 @@ impl Interpreter {
         Ok(spec)
     }
 
+    /// List indexing needs concrete positions: symbolic ones are guarded on or are
+    /// data-dependent (spec §6).
+    fn concrete_items(&mut self, items: Vec<Item>) -> Result<Vec<Item>> {
+        let concrete =
+            |this: &mut Interpreter, bound: Option<Dim>, span: Span| -> Result<Option<Dim>> {
+                Ok(match bound {
+                    Some(Dim::Sym(expr)) => {
+                        Some(Dim::Known(this.concrete_int(expr, span, "a list index")?))
+                    }
+                    other => other,
+                })
+            };
+        items
+            .into_iter()
+            .map(|item| {
+                Ok(match item {
+                    Item::Value(Value::SymInt(expr), at) => {
+                        Item::Value(Value::Int(self.concrete_int(expr, at, "a list index")?), at)
+                    }
+                    Item::Slice {
+                        start,
+                        stop,
+                        step,
+                        span,
+                    } => Item::Slice {
+                        start: concrete(self, start, span)?,
+                        stop: concrete(self, stop, span)?,
+                        step,
+                        span,
+                    },
+                    other => other,
+                })
+            })
+            .collect()
+    }
+
     fn list_to_index(&mut self, items: &[Value], at: Span) -> Result<TensorValue> {
+        if items.iter().any(Value::is_symbolic) {
+            let list = Value::list(items.to_vec());
+            return match super::builtins::symbolic_tensor(self, &list, Some(DType::I64), at)? {
+                Value::Tensor(tensor) => Ok(tensor),
+                _ => unreachable!("symbolic_tensor makes a tensor"),
+            };
+        }
         let positions = items
             .iter()
             .map(|item| match item {
@@ -227,12 +284,16 @@ fn index_list(list: &[Value], items: &[Item], span: Span) -> Result<Value> {
             }
             Ok(list[wrapped as usize].clone())
         }
-        Item::Slice { start, stop, step } => {
+        Item::Slice {
+            start, stop, step, ..
+        } => {
+            let start = start.and_then(Dim::known);
+            let stop = stop.and_then(Dim::known);
             let count =
                 python_slice_length(start.unwrap_or(0), stop.unwrap_or(length), *step, length);
             let first = match start {
-                Some(start) if *start < 0 => (start + length).max(0),
-                Some(start) => (*start).min(length),
+                Some(start) if start < 0 => (start + length).max(0),
+                Some(start) => start.min(length),
                 None => 0,
             };
             let picked = (0..count)

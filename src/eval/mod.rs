@@ -15,6 +15,7 @@
 mod args;
 mod builtins;
 mod call;
+mod compile;
 mod expr;
 mod index;
 mod module;
@@ -22,6 +23,7 @@ mod operators;
 mod session;
 mod stmt;
 mod tensor;
+pub mod trace;
 mod value;
 
 use std::collections::HashMap;
@@ -33,10 +35,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+pub use builtins::global_names;
+pub use expr::suggest;
+pub use module::STD_MODULES;
 pub use session::Evaluated;
 pub use value::{CompileOptions, Function, Module, TensorValue, Value};
 
-use crate::diag::{Code, Diagnostic, Result};
+use crate::diag::{Code, Diagnostic, Frame, Result};
 use crate::source::{FileId, SourceMap, Span};
 use crate::syntax::ast::{Item, Program};
 
@@ -59,6 +64,9 @@ pub struct Options {
     pub eager: bool,
     /// Which log channels print (`TSL_LOG`).
     pub log: LogChannels,
+    /// Keep a copy of every traced graph as it was before the passes ran (for tests that
+    /// compare graphs before and after optimisation).
+    pub keep_unoptimized: bool,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.
@@ -107,14 +115,17 @@ impl LogChannels {
     }
 }
 
-/// Where printed text and diagnostics go: the terminal for the CLI, buffers for tests.
+/// Where printed text, diagnostics and log lines go: the terminal for the CLI, buffers for
+/// tests.
 pub trait Output {
     fn print(&mut self, text: &str);
     fn diagnostic(&mut self, sources: &SourceMap, diagnostic: &Diagnostic);
+    /// One line of a log channel (`TSL_LOG`).
+    fn log(&mut self, line: &str);
 }
 
 /// Local variables of one function call (or of top-level blocks), innermost scope last.
-struct Frame {
+struct CallFrame {
     module: Rc<Module>,
     scopes: Vec<HashMap<Rc<str>, Value>>,
     in_function: bool,
@@ -127,7 +138,7 @@ pub struct Interpreter {
     out: Box<dyn Output>,
     modules: HashMap<String, Rc<Module>>,
     loading: Vec<String>,
-    frames: Vec<Frame>,
+    frames: Vec<CallFrame>,
     rng: ChaCha8Rng,
     eval_depth: usize,
     call_depth: usize,
@@ -135,6 +146,12 @@ pub struct Interpreter {
     session: Option<Rc<Module>>,
     /// Set from another thread (Ctrl-C in the REPL) to stop the running evaluation.
     interrupt: Arc<AtomicBool>,
+    /// The trace in progress, while a `@compile` function is traced.
+    tracer: Option<Box<trace::Tracer>>,
+    /// The calls in progress, innermost last, for the call traces of graph nodes.
+    call_sites: Vec<Frame>,
+    /// Traced graphs before optimisation, when `Options::keep_unoptimized` is set.
+    unoptimized: Vec<crate::graph::ir::Graph>,
 }
 
 /// What running some source produced.
@@ -159,6 +176,9 @@ impl Interpreter {
             call_depth: 0,
             session: None,
             interrupt: Arc::new(AtomicBool::new(false)),
+            tracer: None,
+            call_sites: Vec::new(),
+            unoptimized: Vec::new(),
         }
     }
 
@@ -168,6 +188,12 @@ impl Interpreter {
 
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// The graphs traced so far as they were before the passes ran (empty unless
+    /// `Options::keep_unoptimized` is set).
+    pub fn unoptimized_graphs(&self) -> &[crate::graph::ir::Graph] {
+        &self.unoptimized
     }
 
     /// Reads, parses and runs a script; every diagnostic goes to the output.
@@ -220,6 +246,46 @@ impl Interpreter {
         }
     }
 
+    /// Parses a script and binds its functions and `use`s without running its statements
+    /// (`tsl check`, `tsl graph`). Syntax errors are reported; `None` if there was any.
+    pub fn load_definitions(&mut self, path: &Path) -> Option<(Rc<Module>, Program)> {
+        let text = match module::read_source(path) {
+            Ok(text) => text,
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                return None;
+            }
+        };
+        let name = path.display().to_string();
+        self.load_source_definitions(&name, Some(path), text)
+    }
+
+    /// [`Interpreter::load_definitions`] for source text.
+    pub fn load_source_definitions(
+        &mut self,
+        name: &str,
+        path: Option<&Path>,
+        text: String,
+    ) -> Option<(Rc<Module>, Program)> {
+        let file = self.sources.add(name, path.map(Path::to_path_buf), text);
+        let program = self.parse_reporting(file)?;
+        let module = Rc::new(Module::new("<main>".to_string(), None, file));
+        self.frames.push(CallFrame {
+            module: module.clone(),
+            scopes: Vec::new(),
+            in_function: false,
+        });
+        let result = self.bind_definitions(&module, &program.items);
+        self.frames.pop();
+        match result {
+            Ok(()) => Some((module, program)),
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                None
+            }
+        }
+    }
+
     /// Parses a file, reporting every syntax error; `None` if there was any.
     fn parse_reporting(&mut self, file: FileId) -> Option<Program> {
         let parsed = crate::syntax::parse(file, &self.sources.get(file).text);
@@ -240,7 +306,7 @@ impl Interpreter {
     /// Runs a parsed module: definitions and `use`s first (so functions may call each other in
     /// any order), then statements top to bottom.
     fn run_module(&mut self, module: &Rc<Module>, program: &Program) -> Result<()> {
-        self.frames.push(Frame {
+        self.frames.push(CallFrame {
             module: module.clone(),
             scopes: Vec::new(),
             in_function: false,
@@ -251,13 +317,7 @@ impl Interpreter {
     }
 
     fn run_items(&mut self, module: &Rc<Module>, items: &[Item]) -> Result<()> {
-        for item in items {
-            match item {
-                Item::Use(decl) => self.run_use(module, decl)?,
-                Item::Fn(def) => self.define_function(module, def)?,
-                Item::Stmt(_) => {}
-            }
-        }
+        self.bind_definitions(module, items)?;
         for item in items {
             if let Item::Stmt(stmt) = item
                 && let stmt::Flow::Return(_, span) = self.exec_stmt(stmt)?
@@ -270,7 +330,23 @@ impl Interpreter {
         Ok(())
     }
 
-    fn frame(&mut self) -> &mut Frame {
+    /// Binds a module's `use`s and functions, and records the globals its statements declare.
+    fn bind_definitions(&mut self, module: &Rc<Module>, items: &[Item]) -> Result<()> {
+        for item in items {
+            match item {
+                Item::Use(decl) => self.run_use(module, decl)?,
+                Item::Fn(def) => self.define_function(module, def)?,
+                Item::Stmt(stmt) => {
+                    if let crate::syntax::ast::StmtKind::Let(target, _) = &stmt.kind {
+                        module.declare(target);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self) -> &mut CallFrame {
         self.frames
             .last_mut()
             .expect("the interpreter always runs inside a frame")

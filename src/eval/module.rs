@@ -73,9 +73,10 @@ impl Interpreter {
                     .display()
                     .to_string();
                 let alias = decl.alias.as_ref().map_or("", |alias| &alias.name);
+                let shown = normalize(&path).display().to_string();
                 let module = self.load_module(&key, alias, decl, || {
                     read_source(&path)
-                        .map(|text| (relative.clone(), Some(path.clone()), text))
+                        .map(|text| (shown, Some(path.clone()), text))
                         .map_err(|mut diagnostic| {
                             diagnostic.span = Some(*span);
                             diagnostic
@@ -218,6 +219,21 @@ fn unknown_module(name: &str, decl: &UseDecl) -> Box<Diagnostic> {
         known.join(", ")
     ))
     .into()
+}
+
+/// A path with `.` and `..` components resolved lexically, as diagnostics show file names.
+fn normalize(path: &Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if normal.file_name().is_some() => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    normal
 }
 
 /// A `use` path relative to the directory of the file that uses it.

@@ -22,6 +22,23 @@ impl Interpreter {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             return self.tensor_binary(op, a, b, span);
         }
+        let runtime = |value: &Value| matches!(value, Value::RuntimeScalar(_));
+        let symbolic = |value: &Value| matches!(value, Value::SymInt(_) | Value::SymBool(_));
+        if !runtime(&a) && !runtime(&b) && (symbolic(&a) || symbolic(&b)) {
+            if let Some(value) = self.symbolic_binary(op, &a, &b, span)? {
+                return Ok(value);
+            }
+        }
+        if runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b) {
+            return self.runtime_binary(op, a, b, span);
+        }
+        if let (Value::Template(_) | Value::Str(_), Value::Template(_) | Value::Str(_)) = (&a, &b)
+            && op == BinaryOp::Add
+        {
+            let mut parts = self.template_of(std::slice::from_ref(&a), span).0;
+            parts.extend(self.template_of(std::slice::from_ref(&b), span).0);
+            return Ok(Interpreter::string_value(parts));
+        }
         if let (Some(x), Some(y)) = (number(&a), number(&b)) {
             return scalar_binary(op, x, y, span);
         }
@@ -53,9 +70,22 @@ impl Interpreter {
         }
     }
 
+    /// Host numbers known only when the graph runs: the operation is traced on one-element
+    /// tensors and the result stays a host value.
+    fn runtime_binary(&mut self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value> {
+        match self.tensor_binary(op, a, b, span)? {
+            Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
+            other => Ok(other),
+        }
+    }
+
     fn tensor_binary(&mut self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value> {
-        let is_operand =
-            |value: &Value| matches!(value, Value::Tensor(_)) || scalar_of(value).is_some();
+        let is_operand = |value: &Value| {
+            matches!(
+                value,
+                Value::Tensor(_) | Value::RuntimeScalar(_) | Value::SymInt(_)
+            ) || scalar_of(value).is_some()
+        };
         let both_tensors = matches!((&a, &b), (Value::Tensor(_), Value::Tensor(_)));
         let tensor_op = match op {
             BinaryOp::MatMul if both_tensors => Some(Op::MatMul),
@@ -76,6 +106,12 @@ impl Interpreter {
                 .ok_or_else(|| overflow(span)),
             Value::Bool(b) => Ok(Value::Int(-i64::from(b))),
             Value::Float(x) => Ok(Value::Float(-x)),
+            Value::SymInt(_) => self.binary(BinaryOp::Sub, Value::Int(0), value, span),
+            Value::RuntimeScalar(tensor) => {
+                let negated =
+                    self.apply_one(Op::Unary(UnaryOp::Neg), vec![Operand::Tensor(tensor)], span)?;
+                Ok(runtime_scalar(negated))
+            }
             Value::Tensor(tensor) => {
                 self.apply_one(Op::Unary(UnaryOp::Neg), vec![Operand::Tensor(tensor)], span)
             }
@@ -91,6 +127,12 @@ impl Interpreter {
     pub(super) fn logical_not(&mut self, value: Value, span: Span) -> Result<Value> {
         match value {
             Value::Bool(b) => Ok(Value::Bool(!b)),
+            Value::SymBool(cond) => self.symbolic_not(cond, span),
+            Value::RuntimeScalar(tensor) => {
+                let negated =
+                    self.apply_one(Op::Unary(UnaryOp::Not), vec![Operand::Tensor(tensor)], span)?;
+                Ok(runtime_scalar(negated))
+            }
             Value::Tensor(tensor) => {
                 self.apply_one(Op::Unary(UnaryOp::Not), vec![Operand::Tensor(tensor)], span)
             }
@@ -105,10 +147,18 @@ impl Interpreter {
     }
 }
 
+fn runtime_scalar(value: Value) -> Value {
+    match value {
+        Value::Tensor(tensor) => Value::RuntimeScalar(tensor),
+        other => other,
+    }
+}
+
 /// A tensor or number as an operand, moved so a temporary tensor's buffer can be reused.
 fn into_operand(value: Value) -> Operand {
     match value {
-        Value::Tensor(tensor) => Operand::Tensor(tensor),
+        Value::Tensor(tensor) | Value::RuntimeScalar(tensor) => Operand::Tensor(tensor),
+        Value::SymInt(expr) => Operand::SymInt(expr),
         other => Operand::Scalar(scalar_of(&other).expect("checked to be a number")),
     }
 }

@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::value::{Function, Module, Value};
-use super::{Frame, Interpreter, LogChannels, builtins, module};
+use super::{CallFrame, Interpreter, LogChannels, builtins, module};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::source::{FileId, Span};
 use crate::syntax::ast::{Expr, Item, Program, Stmt, StmtKind};
@@ -246,7 +246,7 @@ impl Interpreter {
         program: &Program,
         trailing: Option<&Expr>,
     ) -> Result<Option<Value>> {
-        self.frames.push(Frame {
+        self.frames.push(CallFrame {
             module: module.clone(),
             scopes: Vec::new(),
             in_function: false,
@@ -337,6 +337,7 @@ mod tests {
     impl Output for Silent {
         fn print(&mut self, _: &str) {}
         fn diagnostic(&mut self, _: &SourceMap, _: &Diagnostic) {}
+        fn log(&mut self, _: &str) {}
     }
 
     fn value_of(interpreter: &mut Interpreter, text: &str) -> Option<String> {

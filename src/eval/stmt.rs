@@ -1,8 +1,12 @@
 //! Statements: bindings, control flow, and `check`/`check_size` evaluated at once.
 
-use super::value::Value;
+use super::trace::Ask;
+use super::value::{TensorValue, Value};
 use super::{Interpreter, error};
 use crate::diag::{Code, Result};
+use crate::dtype::DType;
+use crate::graph::ir::Template;
+use crate::graph::shape::{Cmp, Dim};
 use crate::source::Span;
 use crate::syntax::ast::{Block, Else, Expr, Ident, Stmt, StmtKind, Target};
 
@@ -183,11 +187,16 @@ impl Interpreter {
         Err(diagnostic.into())
     }
 
-    /// A condition's truth: a bool, or a one-element bool tensor.
+    /// A condition's truth: a bool, or a one-element bool tensor; while tracing, a symbolic
+    /// condition is decided (guarding on input sizes) or is data-dependent.
     pub(super) fn truth(&mut self, value: &Value, span: Span, context: &str) -> Result<bool> {
         match value {
             Value::Bool(b) => Ok(*b),
+            Value::SymBool(cond) => self.decide(*cond, span, Ask::Normal),
             Value::Tensor(tensor) => self.tensor_truth(tensor, span, context),
+            Value::RuntimeScalar(scalar) if scalar.dtype() == DType::Bool => {
+                Err(self.tensor_data_guard(span, context))
+            }
             other => Err(error(
                 Code::TypeError,
                 span,
@@ -200,8 +209,16 @@ impl Interpreter {
 
     fn exec_check(&mut self, condition: &Expr, message: Option<&Expr>, span: Span) -> Result<()> {
         let value = self.eval(condition)?;
+        let message_of = |this: &mut Interpreter| this.check_message(condition, message);
         let (holds, code) = match &value {
             Value::Bool(b) => (*b, Code::CheckFailed),
+            Value::SymBool(cond) => return self.trace_check(*cond, &message_of, span),
+            Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
+                self.require_one_bool(tensor, condition.span)?;
+                let template = message_of(self)?;
+                self.trace_device_check(tensor, template, span);
+                return Ok(());
+            }
             Value::Tensor(tensor) => (
                 self.tensor_truth(tensor, condition.span, "`check`")?,
                 Code::DeviceCheckFailed,
@@ -227,9 +244,63 @@ impl Interpreter {
             .into())
     }
 
+    /// The message of a failing check, as a template formatted when the check fails.
+    fn check_message(&mut self, condition: &Expr, message: Option<&Expr>) -> Result<Template> {
+        match message {
+            Some(message) => {
+                let value = self.eval(message)?;
+                Ok(self.template_of(std::slice::from_ref(&value), message.span))
+            }
+            None => Ok(Template::text(format!(
+                "check failed: {}",
+                self.sources.snippet(condition.span)
+            ))),
+        }
+    }
+
+    /// A traced check on tensor data needs one `bool` element.
+    fn require_one_bool(&mut self, tensor: &TensorValue, span: Span) -> Result<()> {
+        if tensor.dtype() != DType::Bool {
+            return Err(error(
+                Code::TypeError,
+                span,
+                format!(
+                    "`check` needs a bool condition, got a tensor {}",
+                    tensor.meta()
+                ),
+            )
+            .into());
+        }
+        let dims = tensor.dims();
+        self.with_sizes(span, |sizes| {
+            let count = crate::graph::shape::numel(sizes, &dims)?;
+            sizes.require(count, Cmp::Eq, Dim::ONE, &|| {
+                "`check` needs a one-element bool tensor; reduce it with all(...) or any(...)"
+                    .to_string()
+            })
+        })
+        .map_err(|rule| super::tensor::rule_error(rule, span))
+    }
+
     fn exec_check_size(&mut self, value: &Expr, max: Option<&Expr>, span: Span) -> Result<()> {
-        let size = self.eval_int(value, "`check_size`")?;
+        let size = self.eval(value)?;
+        let bound = match max {
+            Some(max) => Some((self.eval(max)?, max.span)),
+            None => None,
+        };
         let shown = self.sources.snippet(value.span).to_string();
+        let symbolic = size.is_symbolic() || bound.as_ref().is_some_and(|(b, _)| b.is_symbolic());
+        if symbolic {
+            return self.trace_check_size(&size, bound, &shown, value.span, span);
+        }
+        let Value::Int(size) = size else {
+            return Err(error(
+                Code::TypeError,
+                value.span,
+                format!("`check_size` needs an int, got {}", size.kind()),
+            )
+            .into());
+        };
         if size < 0 {
             return Err(error(
                 Code::CheckFailed,
@@ -239,8 +310,15 @@ impl Interpreter {
             .with_label("this check failed")
             .into());
         }
-        if let Some(max) = max {
-            let bound = self.eval_int(max, "the max of `check_size`")?;
+        if let Some((bound, bound_span)) = bound {
+            let Value::Int(bound) = bound else {
+                return Err(error(
+                    Code::TypeError,
+                    bound_span,
+                    format!("the max of `check_size` needs an int, got {}", bound.kind()),
+                )
+                .into());
+            };
             if size > bound {
                 return Err(error(
                     Code::CheckFailed,
@@ -252,18 +330,5 @@ impl Interpreter {
             }
         }
         Ok(())
-    }
-
-    /// Evaluates an expression that must give an int.
-    pub(super) fn eval_int(&mut self, expr: &Expr, context: &str) -> Result<i64> {
-        match self.eval(expr)? {
-            Value::Int(value) => Ok(value),
-            other => Err(error(
-                Code::TypeError,
-                expr.span,
-                format!("{context} needs an int, got {}", other.kind()),
-            )
-            .into()),
-        }
     }
 }

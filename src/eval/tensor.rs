@@ -18,13 +18,25 @@ use crate::source::Span;
 pub enum Operand {
     Tensor(TensorValue),
     Scalar(Scalar),
+    /// While tracing: a symbolic int.
+    SymInt(crate::sym::ExprId),
 }
 
 impl Operand {
-    fn meta(&self) -> Meta {
+    pub fn meta(&self) -> Meta {
         match self {
             Operand::Tensor(tensor) => tensor.meta(),
             Operand::Scalar(scalar) => Meta::scalar(scalar.dtype()),
+            Operand::SymInt(_) => Meta::scalar(crate::dtype::DType::I64),
+        }
+    }
+
+    /// Whether the operand only exists in a trace.
+    pub fn is_traced(&self) -> bool {
+        match self {
+            Operand::Tensor(tensor) => tensor.is_fake(),
+            Operand::Scalar(_) => false,
+            Operand::SymInt(_) => true,
         }
     }
 
@@ -32,6 +44,7 @@ impl Operand {
         match self {
             Operand::Tensor(tensor) => tensor.into_data(),
             Operand::Scalar(scalar) => cpu::Tensor::scalar(scalar),
+            Operand::SymInt(_) => unreachable!("symbolic operands are traced, never computed"),
         }
     }
 }
@@ -45,6 +58,16 @@ impl Interpreter {
         operands: Vec<Operand>,
         span: Span,
     ) -> Result<Vec<TensorValue>> {
+        // Random numbers must differ per call, so they are always recorded while tracing, as
+        // is anything with a symbolic operand or size; the rest, on constants alone, is
+        // computed now (constant folding).
+        let traced = self.tracer.is_some()
+            && (matches!(op, Op::Randn { .. })
+                || operands.iter().any(Operand::is_traced)
+                || op.dims().iter().any(|d| d.known().is_none()));
+        if traced {
+            return self.apply_traced(op, operands, span);
+        }
         let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
         let predicted =
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
@@ -68,6 +91,24 @@ impl Interpreter {
         Ok(Value::Tensor(outputs.swap_remove(0)))
     }
 
+    /// `item()`: the element of a one-element tensor as a host value (symbolic while
+    /// tracing).
+    pub(super) fn tensor_item(&mut self, tensor: &TensorValue, span: Span) -> Result<Value> {
+        let Some(data) = tensor.real() else {
+            return self.trace_item(tensor, span);
+        };
+        match data.to_scalar() {
+            Some(scalar) => Ok(super::builtins::scalar_value(scalar)),
+            None => Err(error(
+                Code::ShapeError,
+                span,
+                format!("item() needs a one-element tensor, got {}", tensor.meta()),
+            )
+            .with_help("reduce it first (sum(), max()...) or index one element")
+            .into()),
+        }
+    }
+
     /// The truth of a one-element bool tensor (`if`, `check`).
     pub(super) fn tensor_truth(
         &mut self,
@@ -75,7 +116,10 @@ impl Interpreter {
         span: Span,
         context: &str,
     ) -> Result<bool> {
-        match tensor.data().to_scalar() {
+        let Some(data) = tensor.real() else {
+            return Err(self.tensor_data_guard(span, context));
+        };
+        match data.to_scalar() {
             Some(Scalar::Bool(value)) if tensor.dtype() == crate::dtype::DType::Bool => Ok(value),
             _ => Err(error(
                 Code::TypeError,
@@ -90,11 +134,33 @@ impl Interpreter {
         }
     }
 
+    /// A condition on tensor data while tracing: its value is only known when the graph runs.
+    pub(super) fn tensor_data_guard(&mut self, span: Span, context: &str) -> Box<Diagnostic> {
+        error(
+            Code::DataDependentGuard,
+            span,
+            format!("{context} on tensor data cannot be decided while tracing"),
+        )
+        .with_label("the value of this tensor is only known when the compiled code runs")
+        .with_help(
+            "branch with cond(pred, then_fn, else_fn, args), choose elementwise with \
+             where(...), or state a fact about the data with `check`",
+        )
+        .into()
+    }
+
     /// The rows of a tensor along its first dimension.
     pub(super) fn tensor_rows(&mut self, tensor: &TensorValue, span: Span) -> Result<Vec<Value>> {
-        let Some(&rows) = tensor.shape().first() else {
+        let Some(&first) = tensor.dims().first() else {
             return Err(error(Code::TypeError, span, "cannot iterate over a 0-d tensor").into());
         };
+        let rows = match first {
+            crate::graph::shape::Dim::Known(rows) => rows,
+            crate::graph::shape::Dim::Sym(expr) => {
+                self.concrete_int(expr, span, "a loop over the rows of a tensor")?
+            }
+        };
+        let rows = usize::try_from(rows).unwrap_or(0);
         (0..rows)
             .map(|row| {
                 let op = Op::Index {

@@ -8,8 +8,10 @@ use std::rc::Rc;
 use super::builtins::Builtin;
 use crate::backend::cpu;
 use crate::dtype::{DType, format_f64};
+use crate::graph::ir::{Template, ValueRef};
 use crate::graph::shape::{Dim, Meta};
 use crate::source::{FileId, Span};
+use crate::sym::ExprId;
 use crate::syntax::ast::FnDef;
 
 /// A TSL value. Values are immutable; lists and tensors share their storage when copied.
@@ -26,6 +28,15 @@ pub enum Value {
     Builtin(Builtin),
     Module(Rc<Module>),
     DType(DType),
+    /// While tracing: an int that is a symbolic size expression.
+    SymInt(ExprId),
+    /// While tracing: a bool that is a symbolic condition on sizes.
+    SymBool(ExprId),
+    /// While tracing: a host float or bool known only when the graph runs (a one-element
+    /// tensor of the graph, such as `item()` of an `f32`).
+    RuntimeScalar(TensorValue),
+    /// While tracing: a string with parts known only when the graph runs.
+    Template(Rc<Template>),
 }
 
 impl Value {
@@ -33,15 +44,49 @@ impl Value {
     pub fn kind(&self) -> String {
         match self {
             Value::None => "none".to_string(),
-            Value::Bool(_) => "bool".to_string(),
-            Value::Int(_) => "int".to_string(),
+            Value::Bool(_) | Value::SymBool(_) => "bool".to_string(),
+            Value::Int(_) | Value::SymInt(_) => "int".to_string(),
             Value::Float(_) => "float".to_string(),
-            Value::Str(_) => "str".to_string(),
+            Value::Str(_) | Value::Template(_) => "str".to_string(),
             Value::List(_) => "list".to_string(),
             Value::Tensor(tensor) => format!("tensor {}", tensor.meta()),
             Value::Function(_) | Value::Builtin(_) => "function".to_string(),
             Value::Module(_) => "module".to_string(),
             Value::DType(_) => "dtype".to_string(),
+            Value::RuntimeScalar(scalar) => match scalar.dtype() {
+                DType::F32 => "float".to_string(),
+                DType::I64 => "int".to_string(),
+                DType::Bool => "bool".to_string(),
+            },
+        }
+    }
+
+    /// A size as a value: an int, or a symbolic int while tracing.
+    pub fn from_dim(dim: Dim) -> Value {
+        match dim {
+            Dim::Known(value) => Value::Int(value),
+            Dim::Sym(expr) => Value::SymInt(expr),
+        }
+    }
+
+    /// The size an int value stands for.
+    pub fn as_dim(&self) -> Option<Dim> {
+        match self {
+            Value::Int(value) => Some(Dim::Known(*value)),
+            Value::SymInt(expr) => Some(Dim::Sym(*expr)),
+            _ => None,
+        }
+    }
+
+    /// Whether the value is only known symbolically (while tracing).
+    pub fn is_symbolic(&self) -> bool {
+        match self {
+            Value::SymInt(_) | Value::SymBool(_) | Value::RuntimeScalar(_) | Value::Template(_) => {
+                true
+            }
+            Value::Tensor(tensor) => tensor.is_fake(),
+            Value::List(items) => items.iter().any(Value::is_symbolic),
+            _ => false,
         }
     }
 
@@ -54,53 +99,103 @@ impl Value {
     }
 }
 
-/// A tensor value: concrete data plus the dims `mark_dynamic` flagged for compilation.
+/// A tensor value: concrete data (eagerly), or a value of the graph being traced with its
+/// symbolic type; plus the dims `mark_dynamic` flagged for compilation.
 #[derive(Clone)]
 pub struct TensorValue(Rc<TensorCell>);
 
 struct TensorCell {
-    data: cpu::Tensor,
+    data: TensorData,
     dynamic_dims: Cell<u64>,
+}
+
+enum TensorData {
+    Real(cpu::Tensor),
+    Fake { value: ValueRef, meta: Meta },
 }
 
 impl TensorValue {
     pub fn new(data: cpu::Tensor) -> TensorValue {
+        TensorValue::with(TensorData::Real(data))
+    }
+
+    /// A tensor of the graph being traced.
+    pub fn fake(value: ValueRef, meta: Meta) -> TensorValue {
+        TensorValue::with(TensorData::Fake { value, meta })
+    }
+
+    fn with(data: TensorData) -> TensorValue {
         TensorValue(Rc::new(TensorCell {
             data,
             dynamic_dims: Cell::new(0),
         }))
     }
 
-    pub fn data(&self) -> &cpu::Tensor {
-        &self.0.data
+    /// The concrete data; `None` for a traced tensor.
+    pub fn real(&self) -> Option<&cpu::Tensor> {
+        match &self.0.data {
+            TensorData::Real(tensor) => Some(tensor),
+            TensorData::Fake { .. } => None,
+        }
     }
 
-    /// The data, without copying the reference when this value is its only holder (so a
-    /// kernel may reuse the buffer).
+    /// The graph value of a traced tensor.
+    pub fn graph_value(&self) -> Option<ValueRef> {
+        match &self.0.data {
+            TensorData::Real(_) => None,
+            TensorData::Fake { value, .. } => Some(*value),
+        }
+    }
+
+    pub fn is_fake(&self) -> bool {
+        self.graph_value().is_some()
+    }
+
+    /// The concrete data, without copying the reference when this value is its only holder
+    /// (so a kernel may reuse the buffer). Only for concrete tensors.
     pub fn into_data(self) -> cpu::Tensor {
         match Rc::try_unwrap(self.0) {
-            Ok(cell) => cell.data,
-            Err(shared) => shared.data.clone(),
+            Ok(TensorCell {
+                data: TensorData::Real(tensor),
+                ..
+            }) => tensor,
+            Ok(_) => unreachable!("only concrete tensors reach a kernel"),
+            Err(shared) => match &shared.data {
+                TensorData::Real(tensor) => tensor.clone(),
+                TensorData::Fake { .. } => unreachable!("only concrete tensors reach a kernel"),
+            },
         }
     }
 
     pub fn dtype(&self) -> DType {
-        self.0.data.dtype()
+        match &self.0.data {
+            TensorData::Real(tensor) => tensor.dtype(),
+            TensorData::Fake { meta, .. } => meta.dtype,
+        }
     }
 
-    pub fn shape(&self) -> &[usize] {
-        self.0.data.shape()
+    /// The sizes, symbolic for a traced tensor.
+    pub fn dims(&self) -> Vec<Dim> {
+        match &self.0.data {
+            TensorData::Real(tensor) => tensor.shape().iter().map(|d| Dim::from(*d)).collect(),
+            TensorData::Fake { meta, .. } => meta.shape.clone(),
+        }
     }
 
     pub fn ndim(&self) -> usize {
-        self.0.data.ndim()
+        match &self.0.data {
+            TensorData::Real(tensor) => tensor.ndim(),
+            TensorData::Fake { meta, .. } => meta.ndim(),
+        }
     }
 
     pub fn meta(&self) -> Meta {
-        Meta::new(
-            self.dtype(),
-            self.shape().iter().map(|d| Dim::from(*d)).collect(),
-        )
+        Meta::new(self.dtype(), self.dims())
+    }
+
+    /// Whether two values are the same tensor object.
+    pub fn same(&self, other: &TensorValue) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
     }
 
     /// Flags `dim` to be compiled with a symbolic size from the first trace on.
@@ -152,6 +247,8 @@ pub struct Module {
     pub globals: RefCell<HashMap<Rc<str>, Value>>,
     /// Where the module was first used, for circular-use errors.
     pub used_at: Option<Span>,
+    /// Globals its top-level `let`s declare (known before they are assigned).
+    declared: RefCell<Vec<Rc<str>>>,
 }
 
 impl Module {
@@ -162,7 +259,62 @@ impl Module {
             file,
             globals: RefCell::new(HashMap::new()),
             used_at: None,
+            declared: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Records the names a top-level `let` declares.
+    pub fn declare(&self, target: &crate::syntax::ast::Target) {
+        let mut declared = self.declared.borrow_mut();
+        match target {
+            crate::syntax::ast::Target::Name(name) => declared.push(name.name.clone()),
+            crate::syntax::ast::Target::List { names, rest, .. } => {
+                declared.extend(names.iter().chain(rest).map(|name| name.name.clone()));
+            }
+        }
+    }
+
+    pub fn declares(&self, name: &str) -> bool {
+        self.declared
+            .borrow()
+            .iter()
+            .any(|declared| &**declared == name)
+    }
+
+    /// The function defined under `name`.
+    pub fn function(&self, name: &str) -> Option<Rc<Function>> {
+        match self.get(name) {
+            Some(Value::Function(function)) => Some(function),
+            _ => None,
+        }
+    }
+
+    /// The names of the module's functions, sorted.
+    pub fn function_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .globals
+            .borrow()
+            .iter()
+            .filter(|(_, value)| matches!(value, Value::Function(_)))
+            .map(|(name, _)| name.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The module's `@compile` functions, in source order.
+    pub fn compiled_functions(&self) -> Vec<Rc<Function>> {
+        let mut functions: Vec<Rc<Function>> = self
+            .globals
+            .borrow()
+            .values()
+            .filter_map(|value| match value {
+                Value::Function(function) if function.compile.is_some() => Some(function.clone()),
+                _ => None,
+            })
+            .collect();
+        functions.sort_by_key(|function| function.def.span.start);
+        functions
     }
 
     pub fn get(&self, name: &str) -> Option<Value> {
@@ -203,10 +355,16 @@ fn write_repr(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
             }
             f.write_str("]")
         }
-        Value::Tensor(tensor) => f.write_str(&cpu::format_tensor(tensor.data())),
+        Value::Tensor(tensor) => match tensor.real() {
+            Some(data) => f.write_str(&cpu::format_tensor(data)),
+            None => write!(f, "<traced tensor {}>", tensor.meta()),
+        },
         Value::Function(function) => write!(f, "<fn {}>", function.qualified_name()),
         Value::Builtin(builtin) => write!(f, "<builtin {}>", builtin.name()),
         Value::Module(module) => write!(f, "<module {}>", module.name),
         Value::DType(dtype) => write!(f, "{dtype}"),
+        Value::SymInt(_) | Value::SymBool(_) | Value::RuntimeScalar(_) | Value::Template(_) => {
+            f.write_str("<traced value>")
+        }
     }
 }

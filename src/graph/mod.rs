@@ -1,7 +1,14 @@
-//! The graph layer: tensor operations and their shape rules.
+//! The graph layer: tensor operations, their shape rules, and the graph IR of traced functions.
 //!
 //! `op` describes every tensor operation; `shape` holds the one rule per operation that both
-//! eager execution and tracing use. Nothing here imports ndarray or a backend.
+//! eager execution and tracing use; `ir` is the traced graph, `print` its text form,
+//! `verify` its invariants and `passes` the optimisations. Nothing here imports ndarray or a
+//! backend.
 
+pub mod dot;
+pub mod ir;
 pub mod op;
+pub mod passes;
+pub mod print;
 pub mod shape;
+pub mod verify;

@@ -330,6 +330,36 @@ impl Op {
         }
     }
 
+    /// Every size in the op's attributes.
+    pub fn dims(&self) -> Vec<Dim> {
+        let number = |value: &Number| match value {
+            Number::Int(dim) => Some(*dim),
+            Number::Float(_) => None,
+        };
+        match self {
+            Op::Full { shape, .. }
+            | Op::Randn { shape }
+            | Op::Reshape { shape }
+            | Op::Expand { shape } => shape.clone(),
+            Op::Split { sizes, .. } => sizes.clone(),
+            Op::Arange { start, end, step } => {
+                [start, end, step].into_iter().filter_map(number).collect()
+            }
+            Op::Narrow { start, length, .. } => vec![*start, *length],
+            Op::Index { items } => items
+                .iter()
+                .flat_map(|item| match item {
+                    IndexSpec::Int(position) => vec![*position],
+                    IndexSpec::Slice { start, stop, .. } => {
+                        start.iter().chain(stop).copied().collect()
+                    }
+                    _ => Vec::new(),
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Whether the size of some output depends on tensor data (a fresh unbacked size when traced).
     pub fn is_data_dependent(&self) -> bool {
         matches!(

@@ -183,7 +183,7 @@ fn say(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-/// Printed text to stdout, diagnostics to stderr, written at once so they interleave with
+/// Printed text to stdout, diagnostics and log lines to stderr, written at once so they interleave with
 /// prompts in order. Colour only on a terminal and when `NO_COLOR` is unset, as for scripts.
 struct Console {
     format: Format,
@@ -206,5 +206,10 @@ impl Output for Console {
         let _ = std::io::stdout().flush();
         let mut stderr = std::io::stderr().lock();
         let _ = render::write(&mut stderr, sources, diagnostic, self.format, self.color);
+    }
+
+    fn log(&mut self, line: &str) {
+        let _ = std::io::stdout().flush();
+        eprintln!("{line}");
     }
 }

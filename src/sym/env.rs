@@ -155,6 +155,15 @@ impl ShapeEnv {
         }
     }
 
+    /// Continues symbol numbering after the symbols `other` created, so that symbols made in
+    /// a copy of this environment (a branch traced on its own) and symbols made here later
+    /// never print with the same name.
+    pub fn skip_numbers_used_by(&mut self, other: &ShapeEnv) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
+            *mine = (*mine).max(theirs);
+        }
+    }
+
     /// The integer constant `value`.
     pub fn int(&mut self, value: i64) -> ExprId {
         self.arena.intern(Node::Int(value), None)

@@ -185,6 +185,21 @@ impl ShapeEnv {
         CheckOutcome::Learned
     }
 
+    /// Learns `cond` as a fact without recording a guard or a runtime assert: for facts that
+    /// hold by construction (an operation's output is never larger than its input) and for
+    /// assumptions of a trace without hints. A refuted `cond` is left unlearned and reported
+    /// as `false`.
+    pub fn assume(&mut self, cond: ExprId) -> Result<bool, SymError> {
+        let cond = self.truth(cond)?;
+        match self.decide(cond, false) {
+            Some(value) => Ok(value),
+            None => {
+                self.learn(cond);
+                Ok(true)
+            }
+        }
+    }
+
     /// `check_size size` (learns `size >= 0` and marks a symbol size-like) and, with a maximum,
     /// `size <= max` (size-oblivious queries then assume `size < max`).
     pub fn check_size(

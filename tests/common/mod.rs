@@ -27,17 +27,31 @@ pub struct Reported {
 
 impl Reported {
     /// The line of `file` this diagnostic is reported at: its primary span if that is in
-    /// `file`, else the outermost call in `file` that led to it (a library error seen from the
-    /// user's code).
+    /// `file`, else the innermost call in `file` that led to it (a library error seen from
+    /// the user's code).
     pub fn line_in(&self, file: &str) -> Option<usize> {
         if self.file.as_deref() == Some(file) {
             return self.line;
         }
         self.trace
             .iter()
-            .rev()
             .find(|(frame_file, _)| frame_file == file)
             .map(|(_, line)| *line)
+    }
+}
+
+/// An output that keeps diagnostics as messages, for tests that only need to know what failed.
+pub struct Collect(pub Rc<RefCell<Vec<String>>>);
+
+impl Output for Collect {
+    fn print(&mut self, _: &str) {}
+
+    fn log(&mut self, _: &str) {}
+
+    fn diagnostic(&mut self, sources: &SourceMap, diagnostic: &Diagnostic) {
+        self.0
+            .borrow_mut()
+            .push(render::to_text(sources, diagnostic));
     }
 }
 
@@ -46,6 +60,8 @@ impl Reported {
 pub struct Run {
     pub stdout: String,
     pub diagnostics: Vec<Reported>,
+    /// Lines of the log channels turned on in the options.
+    pub log: Vec<String>,
     pub failed: bool,
 }
 
@@ -53,6 +69,7 @@ pub struct Run {
 struct Captured {
     stdout: String,
     diagnostics: Vec<Reported>,
+    log: Vec<String>,
 }
 
 struct Capture(Rc<RefCell<Captured>>);
@@ -60,6 +77,10 @@ struct Capture(Rc<RefCell<Captured>>);
 impl Output for Capture {
     fn print(&mut self, text: &str) {
         self.0.borrow_mut().stdout.push_str(text);
+    }
+
+    fn log(&mut self, line: &str) {
+        self.0.borrow_mut().log.push(line.to_string());
     }
 
     fn diagnostic(&mut self, sources: &SourceMap, diagnostic: &Diagnostic) {
@@ -92,6 +113,13 @@ pub fn run_file(path: &Path, options: Options) -> Run {
     run_with(options, |interpreter| interpreter.run_file(path))
 }
 
+/// Runs `tsl check` on a file, capturing what it reports.
+pub fn check_file(path: &Path) -> Run {
+    run_with(Options::default(), |interpreter| {
+        tsl::check::check_file(interpreter, path)
+    })
+}
+
 /// Runs source text as a script named `name`.
 pub fn run_source(name: &str, text: &str, options: Options) -> Run {
     run_with(options, |interpreter| {
@@ -109,6 +137,7 @@ fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> 
     Run {
         stdout: captured.stdout,
         diagnostics: captured.diagnostics,
+        log: captured.log,
         failed: status == Status::Failed,
     }
 }
@@ -130,14 +159,18 @@ pub struct ExpectedDiagnostic {
     pub code: String,
     pub line: usize,
     pub fragment: Option<String>,
+    /// Written `# check:`: expected from `tsl check` only.
+    pub static_only: bool,
 }
 
 /// The inline expectations of a suite file:
 /// `# out: TEXT` is the next expected stdout line (in file order);
+/// `# check: CODE` expects that error from `tsl check` only (runs do not raise it);
 /// `# error: CODE` (or `# warning: CODE`) expects that diagnostic on this line, and
 /// `# error: CODE "text"` also expects `text` in its message; `# error@+1: …` (or `@-2`)
 /// expects it that many lines away, for lines that cannot carry a comment.
-/// A diagnostic raised inside a module counts at the line of this file that called into it.
+/// A diagnostic raised inside a module counts at the innermost line of this file that called
+/// into it.
 #[derive(Debug, Default)]
 pub struct Expectations {
     pub stdout: Vec<String>,
@@ -154,6 +187,10 @@ pub fn expectations(text: &str) -> Expectations {
             expected
                 .stdout
                 .push(out.strip_prefix(' ').unwrap_or(out).to_string());
+        } else if let Some(rest) = comment.strip_prefix("check:") {
+            let mut expected_check = diagnostic(Severity::Error, rest, index + 1);
+            expected_check.static_only = true;
+            expected.diagnostics.push(expected_check);
         } else if let Some((severity, line, rest)) = diagnostic_comment(comment, index + 1) {
             expected.diagnostics.push(diagnostic(severity, rest, line));
         }
@@ -204,6 +241,7 @@ fn diagnostic(severity: Severity, rest: &str, line: usize) -> ExpectedDiagnostic
         code: code.to_string(),
         line,
         fragment,
+        static_only: false,
     }
 }
 
@@ -218,7 +256,7 @@ pub fn mismatches(file: &str, run: &Run, expected: &Expectations) -> Vec<String>
         ));
     }
     let mut unmatched: Vec<&Reported> = run.diagnostics.iter().collect();
-    for want in &expected.diagnostics {
+    for want in expected.diagnostics.iter().filter(|want| !want.static_only) {
         let found = unmatched.iter().position(|got| {
             got.severity == want.severity
                 && got.code == want.code

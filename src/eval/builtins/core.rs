@@ -9,12 +9,20 @@ use crate::diag::{Code, Result};
 use crate::dtype::Scalar;
 use crate::eval::args::{CallArgs, Positional};
 use crate::eval::tensor::Operand;
+use crate::eval::trace::Ask;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, error, limits};
+use crate::graph::ir::Arg;
 use crate::graph::op::{BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::graph::shape::Dim;
 
 pub fn print(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("print", &["*values"])?;
+    if interpreter.tracer.is_some() {
+        let values: Vec<Value> = args.rest.iter().map(|arg| arg.value.clone()).collect();
+        interpreter.trace_print(&values, args.span);
+        return Ok(Value::None);
+    }
     let line: Vec<String> = args.rest.iter().map(|arg| arg.value.to_string()).collect();
     interpreter.print(&format!("{}\n", line.join(" ")));
     Ok(Value::None)
@@ -25,18 +33,21 @@ pub fn len(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
     match args.required(0)? {
         Value::List(items) => Ok(Value::Int(items.len() as i64)),
         Value::Str(text) => Ok(Value::Int(text.chars().count() as i64)),
-        Value::Tensor(tensor) if tensor.ndim() > 0 => Ok(Value::Int(tensor.shape()[0] as i64)),
+        Value::Tensor(tensor) if tensor.ndim() > 0 => Ok(Value::from_dim(tensor.dims()[0])),
         other => Err(args.wrong(0, "a list, a string or a tensor with dimensions", other)),
     }
 }
 
-pub fn range(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn range(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("range", &["start", "stop", "step"])?;
     let (start, stop) = match args.get(1) {
-        Some(_) => (args.int(0)?, args.int(1)?),
-        None => (0, args.int(0)?),
+        Some(_) => (
+            args.int_for(interpreter, 0, "range()")?,
+            args.int_for(interpreter, 1, "range()")?,
+        ),
+        None => (0, args.int_for(interpreter, 0, "range()")?),
     };
-    let step = args.int_or(2, 1)?;
+    let step = args.int_or(interpreter, 2, 1)?;
     if step == 0 {
         return Err(error(
             Code::ValueError,
@@ -94,11 +105,24 @@ pub fn zip(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     ))
 }
 
-pub fn int(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn int(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("int", &["value"])?;
-    let value = host_value(&args, 0)?;
+    let value = match args.required(0)? {
+        Value::Tensor(tensor) | Value::RuntimeScalar(tensor) => {
+            // A float or bool element becomes an int the way a cast truncates it.
+            let as_int = Op::Cast(crate::dtype::DType::I64);
+            let cast =
+                interpreter.apply(as_int, vec![Operand::Tensor(tensor.clone())], args.span)?;
+            return interpreter.tensor_item(&cast[0], args.span);
+        }
+        other => other.clone(),
+    };
     match value {
-        Value::Int(i) => Ok(Value::Int(i)),
+        Value::Int(_) | Value::SymInt(_) => Ok(value),
+        Value::SymBool(cond) => {
+            let truth = interpreter.decide(cond, args.span(0), crate::eval::trace::Ask::Normal)?;
+            Ok(Value::Int(i64::from(truth)))
+        }
         Value::Bool(b) => Ok(Value::Int(i64::from(b))),
         Value::Float(x) if x.is_finite() && x.abs() < 9.2e18 => Ok(Value::Int(x.trunc() as i64)),
         Value::Float(x) => Err(error(
@@ -127,6 +151,19 @@ pub fn float(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         return interpreter.apply_one(Op::Cast(crate::dtype::DType::F32), vec![operand], args.span);
     }
     match args.required(0)? {
+        Value::SymInt(expr) => {
+            let op = Op::Full {
+                shape: Vec::new(),
+                dtype: crate::dtype::DType::F32,
+            };
+            let scalar = interpreter.apply(op, vec![Operand::SymInt(*expr)], args.span)?;
+            Ok(Value::RuntimeScalar(scalar[0].clone()))
+        }
+        Value::RuntimeScalar(tensor) => {
+            let op = Op::Cast(crate::dtype::DType::F32);
+            let scalar = interpreter.apply(op, vec![Operand::Tensor(tensor.clone())], args.span)?;
+            Ok(Value::RuntimeScalar(scalar[0].clone()))
+        }
         Value::Int(i) => Ok(Value::Float(*i as f64)),
         Value::Bool(b) => Ok(Value::Float(f64::from(u8::from(*b)))),
         Value::Float(x) => Ok(Value::Float(*x)),
@@ -149,26 +186,6 @@ pub fn str(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
         None => "none".to_string(),
     };
     Ok(Value::str(&text))
-}
-
-/// A host value; a one-element tensor stands for its element.
-fn host_value(args: &crate::eval::args::Bound, index: usize) -> Result<Value> {
-    match args.required(index)? {
-        Value::Tensor(tensor) => match tensor.data().to_scalar() {
-            Some(scalar) => Ok(super::data::scalar_value(scalar)),
-            None => Err(error(
-                Code::TypeError,
-                args.span(index),
-                format!(
-                    "{}() needs a one-element tensor, got {}",
-                    args.function(),
-                    tensor.meta()
-                ),
-            )
-            .into()),
-        },
-        other => Ok(other.clone()),
-    }
 }
 
 pub fn min(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -224,6 +241,9 @@ fn pick(
         )
         .into());
     };
+    if items.iter().any(|item| matches!(item, Value::SymInt(_))) {
+        return symbolic_extremum(interpreter, items, args, pairwise);
+    }
     let better = if pairwise == BinaryOp::Minimum {
         crate::syntax::ast::BinaryOp::Lt
     } else {
@@ -243,9 +263,45 @@ fn pick(
     Ok(best)
 }
 
+/// `min`/`max` of ints some of which are symbolic: a symbolic `min`/`max`.
+fn symbolic_extremum(
+    interpreter: &mut Interpreter,
+    items: &[Value],
+    args: &crate::eval::args::Bound,
+    pairwise: BinaryOp,
+) -> Result<Value> {
+    let mut result: Option<crate::sym::ExprId> = None;
+    for item in items {
+        let expr = interpreter
+            .int_expr(item)
+            .ok_or_else(|| args.wrong(0, "ints", item))?;
+        result = Some(match result {
+            None => expr,
+            Some(so_far) => {
+                let env = interpreter.env();
+                let combined = if pairwise == BinaryOp::Minimum {
+                    env.min(so_far, expr)
+                } else {
+                    env.max(so_far, expr)
+                };
+                combined.map_err(|e| args.wrong(0, &format!("ints ({e})"), item))?
+            }
+        });
+    }
+    let expr = result.expect("items is not empty");
+    Ok(interpreter.symbolic_value(expr))
+}
+
 pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("abs", &["x"])?;
     match args.required(0)? {
+        Value::SymInt(expr) => {
+            let negated = interpreter.env().neg(*expr);
+            let result = negated.and_then(|negated| interpreter.env().max(*expr, negated));
+            result
+                .map(|abs| interpreter.symbolic_value(abs))
+                .map_err(|e| error(Code::ValueError, args.span, e.to_string()).into())
+        }
         Value::Int(i) => i
             .checked_abs()
             .map(Value::Int)
@@ -261,44 +317,106 @@ pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 
 pub fn seed(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("seed", &["value"])?;
-    let value = args.int(0)?;
+    let value = args.int(interpreter, 0)?;
     interpreter.rng = ChaCha8Rng::seed_from_u64(value as u64);
     Ok(Value::None)
 }
 
-pub fn is_compiling(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn is_compiling(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     args.bind("is_compiling", &[])?;
-    Ok(Value::Bool(false))
+    Ok(Value::Bool(interpreter.tracer.is_some()))
 }
 
-/// `size_oblivious`, `guard_or_false`, `guard_or_true` and `known_true` on concrete values: the
-/// condition itself, since every question about concrete sizes is decided.
-pub fn identity_condition(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
-    let args = args.bind("condition helper", &["condition"])?;
+pub fn size_oblivious(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    condition_helper(interpreter, args, "size_oblivious", Ask::SizeOblivious)
+}
+
+pub fn guard_or_false(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    condition_helper(interpreter, args, "guard_or_false", Ask::GuardOrFalse)
+}
+
+pub fn guard_or_true(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    condition_helper(interpreter, args, "guard_or_true", Ask::GuardOrTrue)
+}
+
+pub fn known_true(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    condition_helper(interpreter, args, "known_true", Ask::KnownTrue)
+}
+
+/// The tracing helpers of spec §6: a symbolic condition is decided as `ask` says; concrete
+/// values are already decided.
+fn condition_helper(
+    interpreter: &mut Interpreter,
+    args: CallArgs,
+    name: &'static str,
+    ask: Ask,
+) -> Result<Value> {
+    let args = args.bind(name, &["condition"])?;
     let value = args.required(0)?.clone();
-    let truth = interpreter.truth(&value, args.span(0), "this helper")?;
-    Ok(Value::Bool(truth))
+    let span = args.span(0);
+    match value {
+        Value::SymBool(cond) => Ok(Value::Bool(interpreter.decide(cond, span, ask)?)),
+        Value::Tensor(tensor) | Value::RuntimeScalar(tensor)
+            if tensor.is_fake()
+                && matches!(ask, Ask::GuardOrFalse | Ask::GuardOrTrue | Ask::KnownTrue) =>
+        {
+            Ok(Value::Bool(ask == Ask::GuardOrTrue))
+        }
+        other => {
+            let truth = interpreter.truth(&other, span, &format!("{name}()"))?;
+            Ok(Value::Bool(truth))
+        }
+    }
 }
 
-/// `cond(pred, then_fn, else_fn, args)`: eagerly, calls the branch `pred` picks.
+/// `cond(pred, then_fn, else_fn, args)`: calls the branch `pred` picks; while tracing, a
+/// predicate that depends on data makes both branches traced subgraphs.
 pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let call_span = args.span;
     let args = args.bind("cond", &["pred", "then_fn", "else_fn", "args"])?;
     let predicate = args.required(0)?.clone();
-    let taken = if interpreter.truth(&predicate, args.span(0), "cond()")? {
-        1
-    } else {
-        2
-    };
-    let function = args.required(taken)?.clone();
-    if !matches!(function, Value::Function(_) | Value::Builtin(_)) {
-        return Err(args.wrong(taken, "a function", &function));
+    for index in [1, 2] {
+        let function = args.required(index)?;
+        if !matches!(function, Value::Function(_) | Value::Builtin(_)) {
+            return Err(args.wrong(index, "a function", function));
+        }
     }
     let operands = match args.get(3) {
         None => Vec::new(),
         Some(Value::List(items)) => items.to_vec(),
         Some(other) => return Err(args.wrong(3, "a list of arguments", other)),
     };
+    let taken = match &predicate {
+        Value::SymBool(cond) if interpreter.env().unbacked_symbols(*cond).is_empty() => {
+            Some(interpreter.decide(*cond, args.span(0), Ask::Normal)?)
+        }
+        Value::SymBool(cond) => {
+            let known = interpreter.decide(*cond, args.span(0), Ask::KnownTrue)?;
+            let refuted = !known && {
+                let negated = interpreter.env().not(*cond);
+                negated.is_ok_and(|negated| interpreter.env().known_true(negated))
+            };
+            if known || refuted {
+                Some(known)
+            } else {
+                let predicate = Arg::Int(Dim::Sym(*cond));
+                let functions = [args.required(1)?, args.required(2)?];
+                return interpreter.trace_cond(predicate, functions, operands, call_span);
+            }
+        }
+        Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
+            let tracer = interpreter
+                .tracer
+                .as_mut()
+                .expect("fake tensors exist while tracing");
+            let predicate = Arg::Tensor(tracer.tensor_arg(tensor, args.span(0)));
+            let functions = [args.required(1)?, args.required(2)?];
+            return interpreter.trace_cond(predicate, functions, operands, call_span);
+        }
+        other => Some(interpreter.truth(other, args.span(0), "cond()")?),
+    };
+    let taken = if taken == Some(true) { 1 } else { 2 };
+    let function = args.required(taken)?.clone();
     let mut call = CallArgs::new(call_span);
     let span = args.span(3);
     call.positional = operands
@@ -308,18 +426,21 @@ pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     interpreter.call_value(&function, call, args.span(taken))
 }
 
-pub fn mark_dynamic(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn mark_dynamic(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("mark_dynamic", &["x", "dim"])?;
     let tensor = args.tensor(0)?;
-    let dim = args.dim(1, tensor.ndim())?;
+    let dim = args.dim(interpreter, 1, tensor.ndim())?;
     tensor.mark_dynamic(dim);
     Ok(Value::None)
 }
 
-/// A scalar operand for a tensor operation from a host value.
+/// An operand for a tensor operation from a tensor or host value (symbolic ones included).
 pub fn scalar_operand(value: &Value) -> Option<Operand> {
     match value {
-        Value::Tensor(tensor) => Some(Operand::Tensor(tensor.clone())),
+        Value::Tensor(tensor) | Value::RuntimeScalar(tensor) => {
+            Some(Operand::Tensor(tensor.clone()))
+        }
+        Value::SymInt(expr) => Some(Operand::SymInt(*expr)),
         Value::Bool(b) => Some(Operand::Scalar(Scalar::Bool(*b))),
         Value::Int(i) => Some(Operand::Scalar(Scalar::Int(*i))),
         Value::Float(x) => Some(Operand::Scalar(Scalar::Float(*x))),

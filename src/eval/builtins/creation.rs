@@ -17,11 +17,14 @@ use crate::source::Span;
 const MAX_LIST_DEPTH: usize = 32;
 
 /// `tensor(data, dtype = …)` from a number or nested lists of numbers.
-pub fn tensor(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn tensor(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("tensor", &["data", "dtype"])?;
     let dtype = args.dtype(1)?;
     let data = args.required(0)?;
     let span = args.span(0);
+    if data.is_symbolic() {
+        return symbolic_tensor(interpreter, data, dtype, span);
+    }
     let mut shape = Vec::new();
     let mut elements = Vec::new();
     let mut leaf_depth = None;
@@ -76,9 +79,9 @@ fn collect(
         }
         Value::Tensor(tensor) if tensor.ndim() == 0 => {
             let scalar = tensor
-                .data()
-                .to_scalar()
-                .expect("a 0-d tensor has one element");
+                .real()
+                .and_then(cpu::Tensor::to_scalar)
+                .expect("a 0-d concrete tensor has one element");
             leaf(scalar, depth, shape, leaf_depth, elements).map_err(|()| ragged())
         }
         other => match scalar_of(other) {
@@ -108,8 +111,57 @@ fn leaf(
     Ok(())
 }
 
-fn shape_of(sizes: Vec<i64>) -> Vec<Dim> {
-    sizes.into_iter().map(Dim::Known).collect()
+/// `tensor(data)` where some elements are only known while tracing: every element becomes a
+/// 0-d tensor and the lists are stacked (dtypes promote as `tensor()` infers them).
+pub fn symbolic_tensor(
+    interpreter: &mut Interpreter,
+    data: &Value,
+    dtype: Option<DType>,
+    span: Span,
+) -> Result<Value> {
+    let built = stacked(interpreter, data, span)?;
+    match (dtype, built) {
+        (Some(dtype), Value::Tensor(tensor)) if tensor.dtype() != dtype => {
+            interpreter.apply_one(Op::Cast(dtype), vec![Operand::Tensor(tensor)], span)
+        }
+        (_, built) => Ok(built),
+    }
+}
+
+fn stacked(interpreter: &mut Interpreter, data: &Value, span: Span) -> Result<Value> {
+    if let Value::List(items) = data {
+        let parts = items
+            .iter()
+            .map(|item| match stacked(interpreter, item, span)? {
+                Value::Tensor(tensor) => Ok(Operand::Tensor(tensor)),
+                _ => unreachable!("stacked() makes tensors"),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if parts.is_empty() {
+            return Ok(Value::Tensor(TensorValue::new(cpu::Tensor::from(
+                ndarray::ArrayD::<f32>::zeros(vec![0]),
+            ))));
+        }
+        return interpreter.apply_one(Op::Stack { dim: 0 }, parts, span);
+    }
+    let operand =
+        super::core::scalar_operand(data).ok_or_else(|| -> Box<crate::diag::Diagnostic> {
+            error(
+                Code::TypeError,
+                span,
+                format!("tensor() needs numbers or bools, found {}", data.kind()),
+            )
+            .into()
+        })?;
+    let dtype = operand.meta().dtype;
+    interpreter.apply_one(
+        Op::Full {
+            shape: Vec::new(),
+            dtype,
+        },
+        vec![operand],
+        span,
+    )
 }
 
 fn filled(
@@ -120,7 +172,7 @@ fn filled(
 ) -> Result<Value> {
     let args = args.bind(name, &["*sizes", "dtype"])?;
     let dtype = args.dtype(1)?.unwrap_or(DType::F32);
-    let shape = shape_of(args.sizes()?);
+    let shape = args.sizes()?;
     let fill = Operand::Scalar(Scalar::Int(value));
     interpreter.apply_one(Op::Full { shape, dtype }, vec![fill], args.span)
 }
@@ -137,16 +189,14 @@ pub fn ones(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn full(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("full", &["size", "value", "dtype"])?;
     let shape = match args.required(0)? {
-        Value::Int(size) => vec![Dim::Known(*size)],
-        _ => shape_of(args.int_list(0)?),
+        Value::List(_) => args.size_list(0)?,
+        _ => vec![args.size(0)?],
     };
-    let value = args.scalar(1)?;
-    let dtype = args.dtype(2)?.unwrap_or(value.dtype());
-    interpreter.apply_one(
-        Op::Full { shape, dtype },
-        vec![Operand::Scalar(value)],
-        args.span,
-    )
+    let value = args.required(1)?;
+    let fill = super::core::scalar_operand(value)
+        .ok_or_else(|| args.wrong(1, "a number or bool", value))?;
+    let dtype = args.dtype(2)?.unwrap_or(fill.meta().dtype);
+    interpreter.apply_one(Op::Full { shape, dtype }, vec![fill], args.span)
 }
 
 /// `arange(end)` or `arange(start, end, step = 1)`.
@@ -155,6 +205,7 @@ pub fn arange(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let number = |index: usize| -> Result<Number> {
         match args.required(index)? {
             Value::Int(value) => Ok(Number::Int(Dim::Known(*value))),
+            Value::SymInt(expr) => Ok(Number::Int(Dim::Sym(*expr))),
             Value::Float(value) => Ok(Number::Float(*value)),
             other => Err(args.wrong(index, "a number", other)),
         }
@@ -178,11 +229,29 @@ pub fn arange(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 
 pub fn randn(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("randn", &["*sizes"])?;
-    let shape = shape_of(args.sizes()?);
+    let shape = args.sizes()?;
     interpreter.apply_one(Op::Randn { shape }, vec![], args.span)
 }
 
+/// Files are read and written eagerly; inside compiled code that would happen once, at trace
+/// time, so it is refused there.
+fn refuse_while_tracing(interpreter: &Interpreter, name: &str, span: Span) -> Result<()> {
+    if interpreter.tracer.is_none() {
+        return Ok(());
+    }
+    Err(error(
+        Code::TypeError,
+        span,
+        format!("{name}() cannot run inside a compiled function"),
+    )
+    .with_help(format!(
+        "call {name}() outside, and pass tensors in and out"
+    ))
+    .into())
+}
+
 pub fn load(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    refuse_while_tracing(interpreter, "load", args.span)?;
     let args = args.bind("load", &["path"])?;
     let path = data_path(interpreter, &args, 0)?;
     let tensor = cpu::load(&path).map_err(|e| kernel_error(&e, args.span(0)))?;
@@ -190,10 +259,12 @@ pub fn load(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 }
 
 pub fn save(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    refuse_while_tracing(interpreter, "save", args.span)?;
     let args = args.bind("save", &["x", "path"])?;
     let tensor = args.tensor(0)?;
     let path = data_path(interpreter, &args, 1)?;
-    cpu::save(tensor.data(), &path).map_err(|e| kernel_error(&e, args.span(1)))?;
+    let data = tensor.real().expect("eager tensors are concrete");
+    cpu::save(data, &path).map_err(|e| kernel_error(&e, args.span(1)))?;
     Ok(Value::None)
 }
 

@@ -2,12 +2,12 @@
 //! `repeat_interleave` and `unique`.
 
 use super::on_tensor;
-use crate::diag::{Code, Result};
+use crate::diag::Result;
 use crate::dtype::Scalar;
+use crate::eval::Interpreter;
 use crate::eval::args::CallArgs;
 use crate::eval::tensor::Operand;
 use crate::eval::value::{TensorValue, Value};
-use crate::eval::{Interpreter, error};
 use crate::graph::op::Op;
 
 /// The host value of a tensor element: `int` for i64, `float` for f32, `bool` for bool.
@@ -19,27 +19,21 @@ pub fn scalar_value(scalar: Scalar) -> Value {
     }
 }
 
-pub fn item(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn item(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("item", &["x"])?;
     let tensor = args.tensor(0)?;
-    match tensor.data().to_scalar() {
-        Some(scalar) => Ok(scalar_value(scalar)),
-        None => Err(error(
-            Code::ShapeError,
-            args.span,
-            format!("item() needs a one-element tensor, got {}", tensor.meta()),
-        )
-        .with_help("reduce it first (sum(), max()...) or index one element")
-        .into()),
-    }
+    interpreter.tensor_item(&tensor, args.span)
 }
 
 /// `tolist()`: nested lists following the shape (a 0-d tensor gives its element).
-pub fn tolist(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn tolist(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("tolist", &["x"])?;
     let tensor = args.tensor(0)?;
-    let elements: Vec<Value> = tensor.data().elements().map(scalar_value).collect();
-    Ok(nest(tensor.shape(), &elements))
+    let Some(data) = tensor.real() else {
+        return interpreter.trace_tolist(&tensor, args.span);
+    };
+    let elements: Vec<Value> = data.elements().map(scalar_value).collect();
+    Ok(nest(data.shape(), &elements))
 }
 
 fn nest(shape: &[usize], elements: &[Value]) -> Value {
@@ -89,7 +83,7 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
         other => return Err(args.wrong(1, "an int or an i64 tensor", other)),
     };
     let dim = match args.get(2) {
-        Some(_) => Some(args.dim(2, x.ndim())?),
+        Some(_) => Some(args.dim(interpreter, 2, x.ndim())?),
         None => None,
     };
     let op = Op::RepeatInterleave { dim };

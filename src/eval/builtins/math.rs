@@ -240,14 +240,14 @@ pub fn argmin(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn cumsum(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("cumsum", &["x", "dim"])?;
     let tensor = args.tensor(0)?;
-    let dim = args.dim(1, tensor.ndim())?;
+    let dim = args.dim(interpreter, 1, tensor.ndim())?;
     interpreter.apply_one(Op::Cumsum { dim }, vec![Operand::Tensor(tensor)], args.span)
 }
 
 pub fn diff(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("diff", &["x", "dim"])?;
     let tensor = args.tensor(0)?;
-    let dim = args.dim_or(1, tensor.ndim(), -1)?;
+    let dim = args.dim_or(interpreter, 1, tensor.ndim(), -1)?;
     interpreter.apply_one(Op::Diff { dim }, vec![Operand::Tensor(tensor)], args.span)
 }
 

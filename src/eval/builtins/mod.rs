@@ -9,6 +9,10 @@ mod data;
 mod math;
 mod shape;
 
+pub use creation::symbolic_tensor;
+pub use data::scalar_value;
+pub use shape::size_list;
+
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -88,10 +92,10 @@ static TABLE: &[Def] = &[
     def("seed", Function, core::seed),
     // tracing helpers (their eager meaning)
     def("is_compiling", Function, core::is_compiling),
-    def("size_oblivious", Function, core::identity_condition),
-    def("guard_or_false", Function, core::identity_condition),
-    def("guard_or_true", Function, core::identity_condition),
-    def("known_true", Function, core::identity_condition),
+    def("size_oblivious", Function, core::size_oblivious),
+    def("guard_or_false", Function, core::guard_or_false),
+    def("guard_or_true", Function, core::guard_or_true),
+    def("known_true", Function, core::known_true),
     def("cond", Function, core::cond),
     def("mark_dynamic", Function, core::mark_dynamic),
     // creation and files

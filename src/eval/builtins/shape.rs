@@ -8,30 +8,52 @@ use crate::eval::{Interpreter, error};
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
 
-fn ints_to_dims(sizes: Vec<i64>) -> Vec<Dim> {
-    sizes.into_iter().map(Dim::Known).collect()
+/// Sizes that must be concrete (dimension indices, a chunk count): symbolic ones are guarded
+/// on, or are data-dependent errors.
+fn concrete_ints(
+    interpreter: &mut Interpreter,
+    sizes: Vec<Dim>,
+    span: crate::source::Span,
+) -> Result<Vec<i64>> {
+    sizes
+        .into_iter()
+        .map(|size| match size {
+            Dim::Known(value) => Ok(value),
+            Dim::Sym(expr) => interpreter.concrete_int(expr, span, "this argument"),
+        })
+        .collect()
 }
 
-fn int_list(sizes: &[usize]) -> Value {
-    Value::list(sizes.iter().map(|size| Value::Int(*size as i64)).collect())
+/// Sizes as a list of ints (symbolic ints while tracing).
+pub fn size_list(sizes: &[Dim]) -> Value {
+    Value::list(sizes.iter().map(|size| Value::from_dim(*size)).collect())
 }
 
 /// `x.size()` (all sizes, as a list) or `x.size(d)`.
-pub fn size(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn size(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("size", &["x", "dim"])?;
     let tensor = args.tensor(0)?;
+    let sizes = tensor.dims();
     match args.get(1) {
-        None => Ok(int_list(tensor.shape())),
+        None => Ok(size_list(&sizes)),
         Some(_) => {
-            let dim = args.dim(1, tensor.ndim())?;
-            Ok(Value::Int(tensor.shape()[dim] as i64))
+            let dim = args.dim(interpreter, 1, tensor.ndim())?;
+            Ok(Value::from_dim(sizes[dim]))
         }
     }
 }
 
-pub fn numel(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+/// The product of sizes (symbolic while tracing).
+fn product(interpreter: &mut Interpreter, sizes: &[Dim], span: crate::source::Span) -> Result<Dim> {
+    interpreter
+        .with_any_sizes(span, |any| crate::graph::shape::numel(any, sizes))
+        .map_err(|rule| crate::eval::tensor::rule_error(rule, span))
+}
+
+pub fn numel(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("numel", &["x"])?;
-    Ok(Value::Int(args.tensor(0)?.data().numel() as i64))
+    let sizes = args.tensor(0)?.dims();
+    Ok(Value::from_dim(product(interpreter, &sizes, args.span)?))
 }
 
 pub fn dim(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -52,7 +74,7 @@ fn apply_to(
 pub fn reshape(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("reshape", &["x", "*shape"])?;
     let tensor = args.tensor(0)?;
-    let shape = ints_to_dims(args.sizes()?);
+    let shape = args.sizes()?;
     apply_to(interpreter, &args, tensor, Op::Reshape { shape })
 }
 
@@ -60,7 +82,7 @@ pub fn reshape(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn flatten(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("flatten", &["x", "start_dim", "end_dim"])?;
     let tensor = args.tensor(0)?;
-    let sizes = tensor.shape().to_vec();
+    let sizes = tensor.dims();
     if sizes.is_empty() {
         return apply_to(
             interpreter,
@@ -71,8 +93,8 @@ pub fn flatten(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
             },
         );
     }
-    let start = args.dim_or(1, sizes.len(), 0)?;
-    let end = args.dim_or(2, sizes.len(), -1)?;
+    let start = args.dim_or(interpreter, 1, sizes.len(), 0)?;
+    let end = args.dim_or(interpreter, 2, sizes.len(), -1)?;
     if start > end {
         return Err(error(
             Code::ShapeError,
@@ -81,12 +103,12 @@ pub fn flatten(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         )
         .into());
     }
-    let merged: usize = sizes[start..=end].iter().product();
+    let merged = product(interpreter, &sizes[start..=end], args.span)?;
     let shape = sizes[..start]
         .iter()
         .chain(std::iter::once(&merged))
         .chain(&sizes[end + 1..])
-        .map(|size| Dim::from(*size))
+        .copied()
         .collect();
     apply_to(interpreter, &args, tensor, Op::Reshape { shape })
 }
@@ -94,7 +116,7 @@ pub fn flatten(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn unsqueeze(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("unsqueeze", &["x", "dim"])?;
     let tensor = args.tensor(0)?;
-    let dim = normalize_dim(args.int(1)?, tensor.ndim() + 1, args.span(1))?;
+    let dim = normalize_dim(args.int(interpreter, 1)?, tensor.ndim() + 1, args.span(1))?;
     apply_to(interpreter, &args, tensor, Op::Unsqueeze { dim })
 }
 
@@ -104,14 +126,11 @@ pub fn squeeze(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let tensor = args.tensor(0)?;
     let dims = match args.get(1) {
         None => (0..tensor.ndim()).collect(),
-        Some(Value::List(items)) => items
-            .iter()
-            .map(|item| match item {
-                Value::Int(dim) => normalize_dim(*dim, tensor.ndim(), args.span(1)),
-                other => Err(args.wrong(1, "an int or a list of ints", other)),
-            })
+        Some(Value::List(_)) => concrete_ints(interpreter, args.size_list(1)?, args.span(1))?
+            .into_iter()
+            .map(|dim| normalize_dim(dim, tensor.ndim(), args.span(1)))
             .collect::<Result<_>>()?,
-        Some(_) => vec![args.dim(1, tensor.ndim())?],
+        Some(_) => vec![args.dim(interpreter, 1, tensor.ndim())?],
     };
     apply_to(interpreter, &args, tensor, Op::Squeeze { dims })
 }
@@ -119,8 +138,8 @@ pub fn squeeze(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn transpose(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("transpose", &["x", "dim0", "dim1"])?;
     let tensor = args.tensor(0)?;
-    let first = args.dim(1, tensor.ndim())?;
-    let second = args.dim(2, tensor.ndim())?;
+    let first = args.dim(interpreter, 1, tensor.ndim())?;
+    let second = args.dim(interpreter, 2, tensor.ndim())?;
     let mut dims: Vec<usize> = (0..tensor.ndim()).collect();
     dims.swap(first, second);
     apply_to(interpreter, &args, tensor, Op::Permute { dims })
@@ -129,8 +148,7 @@ pub fn transpose(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value>
 pub fn permute(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("permute", &["x", "*dims"])?;
     let tensor = args.tensor(0)?;
-    let dims = args
-        .sizes()?
+    let dims = concrete_ints(interpreter, args.sizes()?, args.span)?
         .into_iter()
         .map(|dim| normalize_dim(dim, tensor.ndim(), args.span))
         .collect::<Result<_>>()?;
@@ -141,7 +159,7 @@ pub fn permute(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn expand(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("expand", &["x", "*sizes"])?;
     let tensor = args.tensor(0)?;
-    let shape = ints_to_dims(args.sizes()?);
+    let shape = args.sizes()?;
     apply_to(interpreter, &args, tensor, Op::Expand { shape })
 }
 
@@ -180,7 +198,7 @@ pub fn cat(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         .with_help("use stack() to make a 1-d tensor from 0-d ones")
         .into());
     }
-    let dim = args.dim_or(1, tensors[0].ndim(), 0)?;
+    let dim = args.dim_or(interpreter, 1, tensors[0].ndim(), 0)?;
     let operands: Vec<Operand> = tensors.into_iter().map(Operand::Tensor).collect();
     interpreter.apply_one(Op::Cat { dim }, operands, args.span)
 }
@@ -188,7 +206,7 @@ pub fn cat(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn stack(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("stack", &["tensors", "dim"])?;
     let tensors = tensor_list(&args)?;
-    let dim = args.dim_or(1, tensors[0].ndim() + 1, 0)?;
+    let dim = args.dim_or(interpreter, 1, tensors[0].ndim() + 1, 0)?;
     let operands: Vec<Operand> = tensors.into_iter().map(Operand::Tensor).collect();
     interpreter.apply_one(Op::Stack { dim }, operands, args.span)
 }
@@ -197,24 +215,31 @@ pub fn stack(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("split", &["x", "sizes", "dim"])?;
     let tensor = args.tensor(0)?;
-    let dim = args.dim_or(2, tensor.ndim(), 0)?;
-    let length = tensor.shape()[dim] as i64;
+    let dim = args.dim_or(interpreter, 2, tensor.ndim(), 0)?;
     let sizes = match args.required(1)? {
-        Value::Int(chunk) if *chunk > 0 => {
+        Value::List(_) => args.size_list(1)?,
+        _ => {
+            let chunk = args.int(interpreter, 1)?;
+            if chunk <= 0 {
+                return Err(error(
+                    Code::ValueError,
+                    args.span(1),
+                    "split() chunk size must be positive",
+                )
+                .into());
+            }
+            let why = format!("splitting dimension {dim} into chunks");
+            let length = concrete_ints(interpreter, vec![tensor.dims()[dim]], args.span).map_err(
+                |mut diagnostic| {
+                    diagnostic.notes.push(format!("{why} needs its size"));
+                    diagnostic
+                },
+            )?[0];
             let count = (length + chunk - 1) / chunk;
             (0..count)
-                .map(|k| Dim::Known((*chunk).min(length - k * chunk)))
+                .map(|k| Dim::Known(chunk.min(length - k * chunk)))
                 .collect()
         }
-        Value::Int(_) => {
-            return Err(error(
-                Code::ValueError,
-                args.span(1),
-                "split() chunk size must be positive",
-            )
-            .into());
-        }
-        _ => ints_to_dims(args.int_list(1)?),
     };
     let parts = interpreter.apply(
         Op::Split { sizes, dim },
@@ -227,11 +252,11 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn narrow(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("narrow", &["x", "dim", "start", "length"])?;
     let tensor = args.tensor(0)?;
-    let dim = args.dim(1, tensor.ndim())?;
+    let dim = args.dim(interpreter, 1, tensor.ndim())?;
     let op = Op::Narrow {
         dim,
-        start: Dim::Known(args.int(2)?),
-        length: Dim::Known(args.int(3)?),
+        start: args.size(2)?,
+        length: args.size(3)?,
     };
     apply_to(interpreter, &args, tensor, op)
 }
@@ -247,7 +272,7 @@ fn indexed(interpreter: &mut Interpreter, args: CallArgs, name: &'static str) ->
         )
         .into());
     }
-    let dim = args.dim(1, tensor.ndim())?;
+    let dim = args.dim(interpreter, 1, tensor.ndim())?;
     let index = args.tensor(2)?;
     let op = if name == "gather" {
         Op::Gather { dim }

@@ -23,11 +23,14 @@ use std::fmt;
 
 use super::op::Op;
 use crate::dtype::DType;
+use crate::sym::ExprId;
 
-/// A size: concrete here; symbolic sizes join when tracing exists.
+/// A size: a concrete integer, or (while tracing) an expression of the symbolic engine.
+/// A symbolic size is never a constant: constants are always `Known`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Dim {
     Known(i64),
+    Sym(ExprId),
 }
 
 impl Dim {
@@ -37,6 +40,7 @@ impl Dim {
     pub fn known(self) -> Option<i64> {
         match self {
             Dim::Known(value) => Some(value),
+            Dim::Sym(_) => None,
         }
     }
 }
@@ -104,6 +108,8 @@ pub struct RuleError {
     pub kind: RuleErrorKind,
     pub message: String,
     pub help: Option<String>,
+    /// For a data-dependent failure, the size that could not be made concrete.
+    pub subject: Option<Dim>,
 }
 
 impl RuleError {
@@ -112,6 +118,7 @@ impl RuleError {
             kind: RuleErrorKind::Shape,
             message: message.into(),
             help: None,
+            subject: None,
         }
     }
 
@@ -120,6 +127,7 @@ impl RuleError {
             kind: RuleErrorKind::Type,
             message: message.into(),
             help: None,
+            subject: None,
         }
     }
 
@@ -128,6 +136,17 @@ impl RuleError {
             kind: RuleErrorKind::Value,
             message: message.into(),
             help: None,
+            subject: None,
+        }
+    }
+
+    /// A concrete integer was needed from `subject`, which depends on data.
+    pub fn data_dependent(subject: Dim, message: impl Into<String>) -> RuleError {
+        RuleError {
+            kind: RuleErrorKind::DataDependentInt,
+            message: message.into(),
+            help: None,
+            subject: Some(subject),
         }
     }
 
@@ -179,6 +198,14 @@ pub const UNKNOWN: Dim = Dim::Known(-1);
 
 fn known(d: Dim) -> i64 {
     d.known().expect("eager sizes are concrete")
+}
+
+/// How a size reads when no symbolic engine is at hand.
+fn show_plain(d: Dim) -> String {
+    match d {
+        Dim::Known(value) => value.to_string(),
+        Dim::Sym(_) => "?".to_string(),
+    }
 }
 
 fn overflow() -> RuleError {
@@ -264,7 +291,7 @@ impl Sizes for Concrete {
     }
 
     fn show(&self, d: Dim) -> String {
-        known(d).to_string()
+        show_plain(d)
     }
 }
 

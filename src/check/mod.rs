@@ -1,0 +1,75 @@
+//! `tsl check`: diagnostics without running anything (spec §9). A file is parsed (every
+//! syntax error), its names and calls are checked statically (`names`), and every `@compile`
+//! function is traced from its annotations alone, with input sizes as symbols that have no
+//! hint: data-dependent questions and impossible shapes are errors, questions that would
+//! only need a guard on an input size are notes.
+
+pub mod names;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::diag::Severity;
+use crate::eval::{Interpreter, STD_MODULES, Status, global_names};
+use crate::syntax::ast::{UseDecl, UseTarget};
+use names::Members;
+
+/// Checks one file, reporting everything through the interpreter's output.
+pub fn check_file(interpreter: &mut Interpreter, path: &Path) -> Status {
+    let Some((module, program)) = interpreter.load_definitions(path) else {
+        return Status::Failed;
+    };
+    let mut failed = false;
+    let base = path.parent().map(Path::to_path_buf);
+    let mut modules = |decl: &UseDecl| module_members(decl, base.as_deref());
+    let globals = names::globals(&program, &mut modules);
+    let builtins: HashSet<&str> = global_names().collect();
+    for diagnostic in names::check(&program, &globals, &|name| builtins.contains(name)) {
+        failed |= diagnostic.is_error();
+        interpreter.report(&diagnostic);
+    }
+    for function in module.compiled_functions() {
+        let (traced, notes) = interpreter.trace_from_annotations(&function);
+        for note in &notes {
+            interpreter.report(note);
+        }
+        if let Err(diagnostic) = traced {
+            failed |= diagnostic.severity == Severity::Error;
+            interpreter.report(&diagnostic);
+        }
+    }
+    if failed { Status::Failed } else { Status::Ok }
+}
+
+/// The members of a used module, read from its source without running it.
+fn module_members(decl: &UseDecl, base: Option<&Path>) -> Option<Rc<Members>> {
+    let text = match &decl.target {
+        UseTarget::Std(path) => {
+            let name = path.get(1)?;
+            let (_, source) = STD_MODULES
+                .iter()
+                .find(|(known, _)| **known == *name.name)?;
+            (*source).to_string()
+        }
+        UseTarget::File(relative, _) => {
+            let path = match base {
+                Some(base) => base.join(relative),
+                None => PathBuf::from(relative),
+            };
+            std::fs::read_to_string(path).ok()?
+        }
+    };
+    let parsed = crate::syntax::parse(crate::source::FileId(0), &text);
+    let mut no_modules = |_: &UseDecl| None;
+    let mut members = names::globals(&parsed.program, &mut no_modules);
+    // A module's own uses are members too, but their contents are not checked.
+    for item in &parsed.program.items {
+        if let crate::syntax::ast::Item::Use(inner) = item
+            && let Some(name) = names::use_name(inner)
+        {
+            members.insert(name, names::Global::Variable);
+        }
+    }
+    Some(Rc::new(members))
+}

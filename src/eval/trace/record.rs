@@ -1,0 +1,428 @@
+//! Recording into the graph: tensor operations (shape rule through the symbolic engine, then
+//! a node), `item`/`tolist`, `print`, `check`/`check_size` (runtime asserts) and checks on
+//! tensor data (device asserts), and the log lines of spec §9.
+
+use std::fmt::Write as _;
+
+use super::sizes::TraceSizes;
+use crate::diag::{Code, Diagnostic, Result};
+use crate::dtype::{DType, Scalar};
+use crate::eval::Interpreter;
+use crate::eval::tensor::{Operand, rule_error};
+use crate::eval::value::{TensorValue, Value};
+use crate::graph::ir::{Arg, BindSource, Node, NodeKind, Part, Template, ValueRef};
+use crate::graph::op::{IndexSpec, Op};
+use crate::graph::print;
+use crate::graph::shape::{self, Cmp, Dim, Meta, RuleError, RuleErrorKind, Sizes};
+use crate::source::Span;
+use crate::sym::{CheckOutcome, Event, ExprId, NEG_INF, Origin, POS_INF, Range};
+
+impl Interpreter {
+    fn tracer_mut(&mut self) -> &mut super::Tracer {
+        self.tracer
+            .as_mut()
+            .expect("recording happens while tracing")
+    }
+
+    /// The calls made inside the traced function, innermost first, for a new node.
+    pub(in crate::eval) fn node_trace(&self) -> Vec<crate::diag::Frame> {
+        let base = self.tracer.as_ref().map_or(0, |tracer| tracer.call_base);
+        self.call_sites[base.min(self.call_sites.len())..]
+            .iter()
+            .rev()
+            .cloned()
+            .collect()
+    }
+
+    /// Records `op`: the shared shape rule runs on symbolic sizes, then a node is appended.
+    pub(in crate::eval) fn apply_traced(
+        &mut self,
+        mut op: Op,
+        operands: Vec<Operand>,
+        span: Span,
+    ) -> Result<Vec<TensorValue>> {
+        let frames = self.node_trace();
+        let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
+        let inferred = {
+            let tracer = self.tracer_mut();
+            let mut sizes = TraceSizes::new(tracer, span, &frames);
+            shape::infer(&mut op, &metas, &mut sizes)
+        };
+        self.flush_logs();
+        let outputs = inferred.map_err(|rule| self.traced_rule_error(rule, span))?;
+        let tracer = self.tracer_mut();
+        let args = operands
+            .iter()
+            .map(|operand| match operand {
+                Operand::Tensor(tensor) => Arg::Tensor(tracer.tensor_arg(tensor, span)),
+                Operand::Scalar(Scalar::Int(value)) => Arg::Int(Dim::Known(*value)),
+                Operand::Scalar(Scalar::Float(value)) => Arg::Float(*value),
+                Operand::Scalar(Scalar::Bool(value)) => Arg::Bool(*value),
+                Operand::SymInt(expr) => Arg::Int(tracer.dim(*expr)),
+            })
+            .collect();
+        let binds = tracer.take_binds(&outputs);
+        let id = tracer.record(Node {
+            kind: NodeKind::Op(op),
+            args,
+            outputs: outputs.clone(),
+            binds,
+            span,
+            trace: frames,
+        });
+        Ok(outputs
+            .into_iter()
+            .enumerate()
+            .map(|(output, meta)| {
+                let value = ValueRef {
+                    node: id,
+                    output: output as u32,
+                };
+                TensorValue::fake(value, meta)
+            })
+            .collect())
+    }
+
+    /// A rule failure while tracing; a size that had to be concrete but depends on data is a
+    /// `data-dependent-int` with its explanation (or, without hints, a note).
+    fn traced_rule_error(&mut self, rule: RuleError, span: Span) -> Box<Diagnostic> {
+        match (rule.kind, rule.subject) {
+            (RuleErrorKind::DataDependentInt, Some(Dim::Sym(expr))) => {
+                let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
+                if hintless && self.env().unbacked_symbols(expr).is_empty() {
+                    return Diagnostic::note(Code::Specialization, span, rule.message)
+                        .with_label("this operation specialises on an input size")
+                        .into();
+                }
+                self.data_dependent_int(expr, span, "this operation")
+            }
+            _ => rule_error(rule, span),
+        }
+    }
+
+    /// Sizes for a shape question outside an operation (annotations, `item()`).
+    pub(in crate::eval) fn with_sizes<T>(
+        &mut self,
+        span: Span,
+        body: impl FnOnce(&mut dyn Sizes) -> T,
+    ) -> T {
+        let frames = self.node_trace();
+        let tracer = self.tracer_mut();
+        let mut sizes = TraceSizes::new(tracer, span, &frames);
+        let result = body(&mut sizes);
+        self.flush_logs();
+        result
+    }
+
+    /// `item()` of a traced tensor: a symbol for an `i64` or `bool` element (the same symbol
+    /// for the same value), a run-time float for an `f32`.
+    pub(in crate::eval) fn trace_item(
+        &mut self,
+        tensor: &TensorValue,
+        span: Span,
+    ) -> Result<Value> {
+        let value = tensor
+            .graph_value()
+            .expect("only traced tensors are traced");
+        if let Some(item) = self.tracer_mut().memoised_item(value) {
+            return Ok(item);
+        }
+        let dims = tensor.dims();
+        let meta = tensor.meta();
+        self.with_sizes(span, |sizes| -> std::result::Result<(), RuleError> {
+            let count = shape::numel(sizes, &dims)?;
+            let shown = meta.show(sizes);
+            sizes.require(count, Cmp::Eq, Dim::ONE, &|| {
+                format!("item() needs a one-element tensor, got {shown}")
+            })
+        })
+        .map_err(|rule| rule_error(rule, span))?;
+        let frames = self.node_trace();
+        let dtype = tensor.dtype();
+        let tracer = self.tracer_mut();
+        let mut node = Node {
+            kind: NodeKind::Item,
+            args: vec![Arg::Tensor(value)],
+            outputs: vec![Meta::scalar(dtype)],
+            binds: Vec::new(),
+            span,
+            trace: frames,
+        };
+        let origin = Origin {
+            operation: "item()".to_string(),
+            span,
+        };
+        let item = match dtype {
+            DType::F32 => None,
+            DType::I64 => Some(
+                tracer
+                    .graph
+                    .env
+                    .unbacked_symbol(origin, Range::new(NEG_INF, POS_INF)),
+            ),
+            DType::Bool => Some(tracer.graph.env.unbacked_symbol(origin, Range::new(0, 1))),
+        };
+        if let Some(expr) = item {
+            let symbol = tracer.graph.env.as_symbol(expr).expect("a new symbol");
+            node.binds.push((symbol, BindSource::Element));
+        }
+        let id = tracer.graph.push(node);
+        let result = match (dtype, item) {
+            (DType::I64, Some(expr)) => Value::SymInt(expr),
+            (DType::Bool, Some(expr)) => {
+                let zero = tracer.graph.env.int(0);
+                Value::SymBool(
+                    tracer
+                        .graph
+                        .env
+                        .ne(expr, zero)
+                        .expect("comparing a symbol with 0"),
+                )
+            }
+            _ => Value::RuntimeScalar(TensorValue::fake(ValueRef::first(id), Meta::scalar(dtype))),
+        };
+        tracer.memoise_item(value, result.clone());
+        self.flush_logs();
+        Ok(result)
+    }
+
+    /// `tolist()` of a traced tensor: its size must be known (guarded on input sizes), then
+    /// every element is an `item()`.
+    pub(in crate::eval) fn trace_tolist(
+        &mut self,
+        tensor: &TensorValue,
+        span: Span,
+    ) -> Result<Value> {
+        let mut sizes = Vec::new();
+        for dim in tensor.dims() {
+            let size = match dim {
+                Dim::Known(size) => size,
+                Dim::Sym(expr) => self.concrete_int(expr, span, "tolist()")?,
+            };
+            sizes.push(usize::try_from(size).unwrap_or(0));
+        }
+        self.nested_items(tensor, &sizes, span)
+    }
+
+    fn nested_items(&mut self, tensor: &TensorValue, sizes: &[usize], span: Span) -> Result<Value> {
+        let Some((&rows, inner)) = sizes.split_first() else {
+            return self.trace_item(tensor, span);
+        };
+        let mut items = Vec::with_capacity(rows);
+        for row in 0..rows {
+            let op = Op::Index {
+                items: vec![IndexSpec::Int(Dim::Known(row as i64))],
+            };
+            let mut parts = self.apply_traced(op, vec![Operand::Tensor(tensor.clone())], span)?;
+            items.push(self.nested_items(&parts.swap_remove(0), inner, span)?);
+        }
+        Ok(Value::list(items))
+    }
+
+    /// `print` inside traced code: a node that prints when the graph runs.
+    pub(in crate::eval) fn trace_print(&mut self, values: &[Value], span: Span) {
+        let mut line = self.template_of(values, span);
+        line.0.push(Part::Text("\n".to_string()));
+        let frames = self.node_trace();
+        self.tracer_mut().push(
+            NodeKind::Print { line },
+            Vec::new(),
+            Vec::new(),
+            span,
+            frames,
+        );
+    }
+
+    /// A `check` on a symbolic condition: nothing if proven, an error now if refuted (or
+    /// refuted by the input sizes), otherwise a fact and a runtime assert.
+    pub(in crate::eval) fn trace_check(
+        &mut self,
+        cond: ExprId,
+        message: &dyn Fn(&mut Interpreter) -> Result<Template>,
+        span: Span,
+    ) -> Result<()> {
+        let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
+        if hintless && self.env().unbacked_symbols(cond).is_empty() {
+            if self.env().assume(cond).unwrap_or(true) {
+                return Ok(());
+            }
+            let text = render(&message(self)?, self);
+            return Err(Diagnostic::error(Code::CheckFailed, span, text)
+                .with_label("this check can never hold")
+                .into());
+        }
+        self.trace_checked(span, message, |env| Ok(env.check(cond, span)))
+    }
+
+    /// `check_size` on a symbolic size (and maximum): the same outcomes as a `check`, with
+    /// the messages an eager `check_size` gives.
+    pub(in crate::eval) fn trace_check_size(
+        &mut self,
+        size: &Value,
+        bound: Option<(Value, Span)>,
+        shown: &str,
+        value_span: Span,
+        span: Span,
+    ) -> Result<()> {
+        let not_int = |value: &Value, at: Span| -> Box<Diagnostic> {
+            Diagnostic::error(
+                Code::TypeError,
+                at,
+                format!("`check_size` needs an int, got {}", value.kind()),
+            )
+            .into()
+        };
+        let size_expr = self
+            .int_expr(size)
+            .ok_or_else(|| not_int(size, value_span))?;
+        let size_part = Part::Int(self.tracer_mut().dim(size_expr));
+        let prefix = Part::Text(format!("check_size failed: {shown} = "));
+        let negative = Template(vec![
+            prefix.clone(),
+            size_part.clone(),
+            Part::Text(" is negative".to_string()),
+        ]);
+        self.trace_checked(span, &|_| Ok(negative.clone()), |env| {
+            env.check_size(size_expr, None, span)
+        })?;
+        if let Some((bound, bound_span)) = bound {
+            let max = self
+                .int_expr(&bound)
+                .ok_or_else(|| not_int(&bound, bound_span))?;
+            let max_part = Part::Int(self.tracer_mut().dim(max));
+            let exceeds = Template(vec![
+                prefix,
+                size_part,
+                Part::Text(" exceeds max = ".to_string()),
+                max_part,
+            ]);
+            self.trace_checked(span, &|_| Ok(exceeds.clone()), |env| {
+                env.check_size(size_expr, Some(max), span)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Runs a check on the environment and acts on its outcome.
+    fn trace_checked(
+        &mut self,
+        span: Span,
+        message: &dyn Fn(&mut Interpreter) -> Result<Template>,
+        run: impl FnOnce(
+            &mut crate::sym::ShapeEnv,
+        ) -> std::result::Result<CheckOutcome, crate::sym::SymError>,
+    ) -> Result<()> {
+        let outcome = run(self.env());
+        self.flush_logs();
+        match outcome {
+            Ok(CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true)) => Ok(()),
+            Ok(CheckOutcome::False | CheckOutcome::Guarded(false)) => {
+                let text = render(&message(self)?, self);
+                Err(Diagnostic::error(Code::CheckFailed, span, text)
+                    .with_label("this check failed")
+                    .into())
+            }
+            Ok(CheckOutcome::Learned) => {
+                let template = message(self)?;
+                let frames = self.node_trace();
+                self.tracer_mut().emit_asserts(&template, span, &frames);
+                Ok(())
+            }
+            Ok(CheckOutcome::Error(error)) => {
+                Err(Diagnostic::error(Code::ValueError, span, error.to_string()).into())
+            }
+            Err(error) => Err(Diagnostic::error(Code::ValueError, span, error.to_string()).into()),
+        }
+    }
+
+    /// A `check` on tensor data: a device assert, kept by every pass.
+    pub(in crate::eval) fn trace_device_check(
+        &mut self,
+        condition: &TensorValue,
+        message: Template,
+        span: Span,
+    ) {
+        let frames = self.node_trace();
+        let tracer = self.tracer_mut();
+        let value = tracer.tensor_arg(condition, span);
+        tracer.push(
+            NodeKind::DeviceAssert { message },
+            vec![Arg::Tensor(value)],
+            Vec::new(),
+            span,
+            frames,
+        );
+    }
+
+    /// Prints the environment's pending events on the enabled log channels.
+    pub(in crate::eval) fn flush_logs(&mut self) {
+        let Some(tracer) = self.tracer.as_mut() else {
+            return;
+        };
+        let events = tracer.take_events();
+        let channels = self.options.log;
+        for event in events {
+            let env = &self.tracer.as_ref().expect("tracing").graph.env;
+            let line = match event {
+                Event::CreateUnbacked {
+                    symbol,
+                    range,
+                    span,
+                } if channels.dynamic => format!(
+                    "create_unbacked {} {} at {}",
+                    env.display(env.symbol_expr(symbol)),
+                    print::range(range),
+                    self.sources.location(span)
+                ),
+                Event::SetReplacement { symbol, expr } if channels.dynamic => format!(
+                    "set_replacement {} = {}",
+                    env.display(env.symbol_expr(symbol)),
+                    env.display(expr)
+                ),
+                Event::RuntimeAssert { cond, span } if channels.dynamic => format!(
+                    "runtime_assert {} at {}",
+                    env.display(cond),
+                    self.sources.location(span)
+                ),
+                Event::Guard { cond, span } if channels.guards => format!(
+                    "guard {} at {}",
+                    env.display(cond),
+                    self.sources.location(span)
+                ),
+                Event::Fallback { cond, value, span } if channels.dynamic => format!(
+                    "guard_or_{value} {} fell back to {value} at {}",
+                    env.display(cond),
+                    self.sources.location(span)
+                ),
+                _ => continue,
+            };
+            self.out.log(&line);
+        }
+    }
+}
+
+/// A template as text now, for a check refuted at trace time: sizes read from the inputs
+/// show their values (the message reads as the eager one), other parts their expressions.
+pub(in crate::eval) fn render(template: &Template, interpreter: &mut Interpreter) -> String {
+    let env = interpreter.env();
+    let hint = |symbol: crate::sym::SymbolId| env.symbol(symbol).hint();
+    let mut text = String::new();
+    for part in &template.0 {
+        match part {
+            Part::Text(literal) => text.push_str(literal),
+            Part::Int(Dim::Known(value)) => text.push_str(&value.to_string()),
+            Part::Int(Dim::Sym(expr)) => match env.eval_int(*expr, &hint) {
+                Ok(value) => text.push_str(&value.to_string()),
+                Err(_) => text.push_str(&env.display(*expr)),
+            },
+            Part::Bool(expr) => match env.eval_bool(*expr, &hint) {
+                Ok(value) => text.push_str(&value.to_string()),
+                Err(_) => text.push_str(&env.display(*expr)),
+            },
+            Part::Scalar(value) | Part::Tensor(value) => {
+                let _ = write!(text, "{}", value.node);
+            }
+        }
+    }
+    text
+}

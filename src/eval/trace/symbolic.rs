@@ -1,0 +1,251 @@
+//! Symbolic ints and bools while tracing: arithmetic and comparisons build expressions of the
+//! symbolic engine; a condition or an int that must be concrete is decided from facts,
+//! guarded on input sizes, or reported as data-dependent (spec §6).
+
+use super::sizes::compare;
+use crate::diag::{Code, Diagnostic, Result};
+use crate::eval::value::Value;
+use crate::eval::{Interpreter, error};
+use crate::graph::shape::Cmp;
+use crate::source::Span;
+use crate::sym::{Decision, ExprId, IntDecision, Mode, ShapeEnv, SymError};
+use crate::syntax::ast::BinaryOp;
+
+/// How a symbolic condition is asked (the tracing helpers of spec §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// `if`, `and`/`or` needing a value, `check` arguments: guard or error.
+    Normal,
+    SizeOblivious,
+    GuardOrFalse,
+    GuardOrTrue,
+    KnownTrue,
+}
+
+impl Interpreter {
+    /// `a op b` on ints and bools when one side is symbolic; `None` when the operands are of
+    /// other kinds.
+    pub(in crate::eval) fn symbolic_binary(
+        &mut self,
+        op: BinaryOp,
+        a: &Value,
+        b: &Value,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        let both_bool = matches!(a, Value::Bool(_) | Value::SymBool(_))
+            && matches!(b, Value::Bool(_) | Value::SymBool(_));
+        if both_bool && matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr) {
+            let (x, y) = (self.bool_expr(a), self.bool_expr(b));
+            let env = self.env();
+            let result = if op == BinaryOp::BitAnd {
+                env.and(x, y)
+            } else {
+                env.or(x, y)
+            };
+            return self.symbolic_result(result, span).map(Some);
+        }
+        let (Some(x), Some(y)) = (self.int_expr(a), self.int_expr(b)) else {
+            return Ok(None);
+        };
+        let env = self.env();
+        let result = match op {
+            BinaryOp::Add => env.add(x, y),
+            BinaryOp::Sub => env.sub(x, y),
+            BinaryOp::Mul => env.mul(x, y),
+            BinaryOp::FloorDiv => env.floor_div(x, y),
+            BinaryOp::Rem => env.modulo(x, y),
+            BinaryOp::Pow => env.pow(x, y),
+            BinaryOp::Eq => compare(env, x, Cmp::Eq, y),
+            BinaryOp::Ne => compare(env, x, Cmp::Ne, y),
+            BinaryOp::Lt => compare(env, x, Cmp::Lt, y),
+            BinaryOp::Le => compare(env, x, Cmp::Le, y),
+            BinaryOp::Gt => compare(env, x, Cmp::Gt, y),
+            BinaryOp::Ge => compare(env, x, Cmp::Ge, y),
+            _ => return Ok(None),
+        };
+        self.symbolic_result(result, span).map(Some)
+    }
+
+    fn symbolic_result(
+        &mut self,
+        result: std::result::Result<ExprId, SymError>,
+        span: Span,
+    ) -> Result<Value> {
+        let expr = result.map_err(|error| -> Box<Diagnostic> {
+            let message = match error {
+                SymError::DivisionByZero => "division by zero".to_string(),
+                SymError::Overflow => "integer overflow".to_string(),
+                other => other.to_string(),
+            };
+            error_at(Code::ValueError, span, message)
+        })?;
+        Ok(self.symbolic_value(expr))
+    }
+
+    /// The value an expression stands for: a constant, a symbolic bool or a symbolic int.
+    pub(in crate::eval) fn symbolic_value(&mut self, expr: ExprId) -> Value {
+        let env = self.env();
+        if let Some(value) = env.as_bool(expr) {
+            return Value::Bool(value);
+        }
+        if env.is_bool(expr) {
+            return Value::SymBool(expr);
+        }
+        match env.as_int(expr) {
+            Some(value) => Value::Int(value),
+            None => Value::SymInt(expr),
+        }
+    }
+
+    /// An int (bools count as 0 and 1) as an expression; `None` for other values.
+    pub(in crate::eval) fn int_expr(&mut self, value: &Value) -> Option<ExprId> {
+        let env = self.env();
+        Some(match value {
+            Value::Int(i) => env.int(*i),
+            Value::Bool(b) => env.int(i64::from(*b)),
+            Value::SymInt(expr) => *expr,
+            _ => return None,
+        })
+    }
+
+    fn bool_expr(&mut self, value: &Value) -> ExprId {
+        match value {
+            Value::SymBool(expr) => *expr,
+            Value::Bool(b) => self.env().bool(*b),
+            _ => unreachable!("bool_expr takes bools"),
+        }
+    }
+
+    /// The environment of the trace in progress.
+    pub(in crate::eval) fn env(&mut self) -> &mut ShapeEnv {
+        &mut self
+            .tracer
+            .as_mut()
+            .expect("symbolic values exist only while tracing")
+            .graph
+            .env
+    }
+
+    /// `not c` on a symbolic condition.
+    pub(in crate::eval) fn symbolic_not(&mut self, cond: ExprId, span: Span) -> Result<Value> {
+        let result = self.env().not(cond);
+        self.symbolic_result(result, span)
+    }
+
+    /// The value of a symbolic condition where a concrete bool is needed (spec §6): decided
+    /// from facts, else guarded on input sizes, else `data-dependent-guard`.
+    pub(in crate::eval) fn decide(&mut self, cond: ExprId, span: Span, ask: Ask) -> Result<bool> {
+        let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
+        let known = self.env().evaluate_bool(cond, Mode::KnownTrue, span);
+        if let Decision::Decided(value) = known {
+            return Ok(value);
+        }
+        if hintless && self.env().unbacked_symbols(cond).is_empty() {
+            return Ok(self.specialise(cond, span, ask));
+        }
+        let mode = match ask {
+            Ask::Normal => Mode::Normal,
+            Ask::SizeOblivious => Mode::SizeOblivious,
+            Ask::GuardOrFalse => Mode::GuardOrFalse,
+            Ask::GuardOrTrue => Mode::GuardOrTrue,
+            Ask::KnownTrue => return Ok(false),
+        };
+        let decision = self.env().evaluate_bool(cond, mode, span);
+        self.flush_logs();
+        match decision {
+            Decision::Decided(value) | Decision::Guarded(value) | Decision::Defaulted(value) => {
+                Ok(value)
+            }
+            Decision::DataDependent { .. } | Decision::Unknown => {
+                Err(self.data_dependent_guard(cond, span, ask))
+            }
+            Decision::Error(error) => Err(error_at(Code::ValueError, span, error.to_string())),
+        }
+    }
+
+    /// Without hints, a question on input sizes takes its `true` side (the default for the
+    /// `guard_or_*` helpers), learns it and leaves a note for `tsl check`.
+    fn specialise(&mut self, cond: ExprId, span: Span, ask: Ask) -> bool {
+        let value = ask != Ask::GuardOrFalse;
+        let tracer = self.tracer.as_mut().expect("specialise runs while tracing");
+        let assumed = if value {
+            Ok(cond)
+        } else {
+            tracer.graph.env.not(cond)
+        };
+        if let Ok(assumed) = assumed {
+            let _ = tracer.graph.env.assume(assumed);
+            let shown = tracer.show(assumed);
+            tracer.notes.push(
+                Diagnostic::note(
+                    Code::Specialization,
+                    span,
+                    format!("this branch specialises on {shown}"),
+                )
+                .with_label("this condition depends on an input size")
+                .with_help(
+                    "a compiled call decides it from the real sizes and guards on the answer",
+                ),
+            );
+        }
+        value
+    }
+
+    /// The value of a symbolic int where a concrete int is needed (`range(n)`, list
+    /// indexing): decided, else guarded, else `data-dependent-int`.
+    pub(in crate::eval) fn concrete_int(
+        &mut self,
+        expr: ExprId,
+        span: Span,
+        why: &str,
+    ) -> Result<i64> {
+        let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
+        if hintless && self.env().unbacked_symbols(expr).is_empty() {
+            let known = self.env().range(expr).constant();
+            return known.ok_or_else(|| self.hintless_int(expr, span, why));
+        }
+        let decision = self.env().evaluate_int(expr, span);
+        self.flush_logs();
+        match decision {
+            IntDecision::Decided(value) | IntDecision::Guarded(value) => Ok(value),
+            IntDecision::DataDependent { .. } => Err(self.data_dependent_int(expr, span, why)),
+            IntDecision::Error(error) => Err(error_at(Code::ValueError, span, error.to_string())),
+        }
+    }
+
+    /// A trace without hints cannot pick a value for an input size: a note stops it.
+    fn hintless_int(&mut self, expr: ExprId, span: Span, why: &str) -> Box<Diagnostic> {
+        let shown = self.env().display(expr);
+        Diagnostic::note(
+            Code::Specialization,
+            span,
+            format!(
+                "{why} specialises on the value of {shown}; the rest of the function is not checked"
+            ),
+        )
+        .with_label("this needs a concrete value of an input size")
+        .into()
+    }
+
+    /// An int argument that must be concrete: ints as they are, symbolic ints evaluated.
+    pub(in crate::eval) fn concrete(
+        &mut self,
+        value: &Value,
+        span: Span,
+        why: &str,
+    ) -> Result<Option<i64>> {
+        match value {
+            Value::Int(value) => Ok(Some(*value)),
+            Value::SymInt(expr) => self.concrete_int(*expr, span, why).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+pub(in crate::eval) fn error_at(
+    code: Code,
+    span: Span,
+    message: impl Into<String>,
+) -> Box<Diagnostic> {
+    error(code, span, message).into()
+}

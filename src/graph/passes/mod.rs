@@ -1,0 +1,40 @@
+//! Graph passes. Each keeps every node with effects (asserts, device asserts, prints, random
+//! numbers, branches holding any of these) and every node binding a symbol that something
+//! kept needs, so no pass can drop a check.
+//!
+//! - `simplify`: operations that do nothing (a cast to the same dtype, a reshape or expand
+//!   to the same sizes, an identity permutation, an empty squeeze, a narrow or index covering
+//!   everything) are replaced by their input. Together with constant folding at trace time
+//!   (an operation whose operands are all constants is computed while tracing, never
+//!   recorded) this is TSL's constant folding.
+//! - `cse`: a pure node identical to an earlier one (same operation, same arguments) is
+//!   replaced by it.
+//! - `dce`: nodes whose outputs nothing kept uses are removed, then ids are renumbered.
+
+mod cse;
+mod dce;
+mod rewrite;
+mod simplify;
+
+use super::ir::{Graph, NodeKind};
+
+pub use cse::eliminate_common_subexpressions;
+pub use dce::eliminate_dead_code;
+pub use simplify::simplify;
+
+/// The pipeline run on every trace, also on the branches of `cond`.
+pub fn optimize(graph: &mut Graph) {
+    for node in &mut graph.nodes {
+        if let NodeKind::Cond {
+            then_branch,
+            else_branch,
+        } = &mut node.kind
+        {
+            optimize(then_branch);
+            optimize(else_branch);
+        }
+    }
+    simplify(graph);
+    eliminate_common_subexpressions(graph);
+    eliminate_dead_code(graph);
+}

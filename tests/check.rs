@@ -1,0 +1,60 @@
+//! `tsl check` over the suite and the examples: no false errors (every error it reports is
+//! one the file expects at that line), and every expected error that needs no input values
+//! is reported: syntax errors, data-dependent errors in compiled functions, and anything
+//! marked `# check:`.
+
+mod common;
+
+use common::{check_file, expectations, on_big_stack, root, tsl_files};
+use tsl::diag::Severity;
+
+const ALWAYS_STATIC: [&str; 3] = ["syntax-error", "data-dependent-guard", "data-dependent-int"];
+
+#[test]
+fn tsl_check_reports_exactly_the_static_errors() {
+    let mut files: Vec<_> = tsl_files(&root().join("tests/suite"))
+        .into_iter()
+        .filter(|path| !path.components().any(|part| part.as_os_str() == "modules"))
+        .collect();
+    files.extend(tsl_files(&root().join("examples")));
+    let failures = on_big_stack(move || {
+        let mut failures = Vec::new();
+        for path in &files {
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path).expect("suite files are UTF-8");
+            let expected = expectations(&text);
+            let run = check_file(path);
+            for reported in run
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+            {
+                let line = reported.line_in(&name);
+                let wanted = expected
+                    .diagnostics
+                    .iter()
+                    .any(|want| want.code == reported.code && Some(want.line) == line);
+                if !wanted {
+                    failures.push(format!("{name}: false error\n{}", reported.rendered));
+                }
+            }
+            let must_report = expected
+                .diagnostics
+                .iter()
+                .filter(|want| want.static_only || ALWAYS_STATIC.contains(&want.code.as_str()));
+            for want in must_report {
+                let found = run.diagnostics.iter().any(|reported| {
+                    reported.code == want.code && reported.line_in(&name) == Some(want.line)
+                });
+                if !found {
+                    failures.push(format!(
+                        "{name}: tsl check missed {} at line {}",
+                        want.code, want.line
+                    ));
+                }
+            }
+        }
+        failures
+    });
+    assert!(failures.is_empty(), "\n{}\n", failures.join("\n\n"));
+}
