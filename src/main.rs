@@ -40,6 +40,11 @@ enum Command {
         #[command(flatten)]
         options: RunOptions,
     },
+    /// Start the interactive session (what `tsl` with no arguments does).
+    Repl {
+        #[command(flatten)]
+        options: RunOptions,
+    },
     /// Static diagnostics without running: syntax, names, calls, and a symbolic trace of
     /// every @compile function from its annotations.
     Check {
@@ -91,6 +96,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::Run { file, options }) => run(&file, &options, format),
+        Some(Command::Repl { options }) => repl(&options, format),
         Some(Command::Check { files }) => on_interpreter_thread(format, move |interpreter| {
             let mut status = Status::Ok;
             for file in &files {
@@ -110,19 +116,25 @@ fn main() -> ExitCode {
         Some(Command::Explain { code }) => explain(&code),
         None => match cli.file {
             Some(file) => run(&file, &cli.run, format),
-            None => {
-                eprintln!("usage: tsl FILE | tsl run FILE | tsl explain CODE (see `tsl --help`)");
-                ExitCode::from(2)
-            }
+            None => repl(&cli.run, format),
         },
     }
 }
 
-/// Runs a script on a thread with a stack large enough for the interpreter's depth limits.
+/// Runs a script.
 fn run(file: &Path, options: &RunOptions, format: Format) -> ExitCode {
     let file = file.to_path_buf();
     let options = options.clone();
     on_big_stack(move || run_on_this_thread(&file, &options, format))
+}
+
+/// Runs the REPL.
+fn repl(options: &RunOptions, format: Format) -> ExitCode {
+    let options = options.clone();
+    on_big_stack(move || match interpreter_options(&options, format) {
+        Some(options) => tsl::repl::run(options, format),
+        None => Status::Failed,
+    })
 }
 
 /// Runs `body` with a fresh interpreter on a large-stack thread.
@@ -199,26 +211,30 @@ fn print_graph(interpreter: &mut Interpreter, file: &Path, name: &str, dot: bool
 }
 
 fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Status {
-    let output = Terminal::new(format);
+    let Some(options) = interpreter_options(options, format) else {
+        return Status::Failed;
+    };
+    let mut interpreter = Interpreter::new(options, Box::new(Terminal::new(format)));
+    interpreter.run_file(file)
+}
+
+/// The interpreter's options, or `None` after reporting why the command line's cannot be used.
+fn interpreter_options(options: &RunOptions, format: Format) -> Option<Options> {
+    let mut output = Terminal::new(format);
     if let Device::Gpu = options.device {
-        let mut output = output;
         let unavailable = Diagnostic::without_span(
             Code::InputError,
             "`--device gpu` is not available in this build",
         )
         .with_help("run with `--device cpu` (the default)");
         output.diagnostic(&SourceMap::new(), &unavailable);
-        return Status::Failed;
+        return None;
     }
-    let mut output = output;
-    let log = log_channels(&mut output);
-    let options = Options {
+    Some(Options {
         eager: options.eager,
-        log,
+        log: log_channels(&mut output),
         ..Options::default()
-    };
-    let mut interpreter = Interpreter::new(options, Box::new(output));
-    interpreter.run_file(file)
+    })
 }
 
 /// The log channels `TSL_LOG` turns on; unknown names are warned about and ignored.

@@ -125,3 +125,18 @@ fn only_main_exits_the_process() {
         .collect();
     assert_eq!(exits, Vec::<String>::new());
 }
+
+#[test]
+fn only_the_repl_imports_rustyline() {
+    let users: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|file| !file.starts_with(src().join("repl")))
+        .filter(|file| {
+            std::fs::read_to_string(file)
+                .expect("reading a source file")
+                .contains("rustyline::")
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert_eq!(users, Vec::<String>::new());
+}

@@ -20,6 +20,7 @@ mod expr;
 mod index;
 mod module;
 mod operators;
+mod session;
 mod stmt;
 mod tensor;
 pub mod trace;
@@ -28,6 +29,8 @@ mod value;
 use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -35,6 +38,7 @@ use rand_chacha::ChaCha8Rng;
 pub use builtins::global_names;
 pub use expr::suggest;
 pub use module::STD_MODULES;
+pub use session::Evaluated;
 pub use value::{CompileOptions, Function, Module, TensorValue, Value};
 
 use crate::diag::{Code, Diagnostic, Frame, Result};
@@ -140,6 +144,8 @@ pub struct Interpreter {
     call_depth: usize,
     /// The module that cells (`run_cell`) share, created by the first cell.
     session: Option<Rc<Module>>,
+    /// Set from another thread (Ctrl-C in the REPL) to stop the running evaluation.
+    interrupt: Arc<AtomicBool>,
     /// The trace in progress, while a `@compile` function is traced.
     tracer: Option<Box<trace::Tracer>>,
     /// The calls in progress, innermost last, for the call traces of graph nodes.
@@ -169,6 +175,7 @@ impl Interpreter {
             eval_depth: 0,
             call_depth: 0,
             session: None,
+            interrupt: Arc::new(AtomicBool::new(false)),
             tracer: None,
             call_sites: Vec::new(),
             unoptimized: Vec::new(),
@@ -439,8 +446,12 @@ impl Interpreter {
         self.frame().scopes.pop();
     }
 
-    /// Runs `body` one evaluation level deeper, failing past [`limits::EVAL_DEPTH`].
+    /// Runs `body` one evaluation level deeper, failing past [`limits::EVAL_DEPTH`] or once
+    /// the interrupt flag is set.
     fn nested<T>(&mut self, span: Span, body: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            return Err(session::interrupted(span));
+        }
         if self.eval_depth >= limits::EVAL_DEPTH {
             return Err(
                 error(Code::RecursionLimit, span, "evaluation nested too deeply")

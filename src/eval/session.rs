@@ -1,0 +1,407 @@
+//! The interactive session: what the REPL asks of the interpreter.
+//!
+//! Cells run in one persistent module, so definitions and variables of earlier cells stay
+//! visible. A cell's trailing bare expression is returned rather than discarded, so the REPL
+//! can print it. Evaluation can be interrupted from another thread through a shared flag that
+//! every nested evaluation checks.
+
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::value::{Function, Module, Value};
+use super::{CallFrame, Interpreter, LogChannels, builtins, module};
+use crate::diag::{Code, Diagnostic, Result};
+use crate::source::{FileId, Span};
+use crate::syntax::ast::{Expr, Item, Program, Stmt, StmtKind};
+
+/// What evaluating a cell produced.
+pub enum Evaluated {
+    /// The cell ran: the value of its trailing bare expression, if it ends with one.
+    Done(Option<Value>),
+    /// An error diagnostic was reported to the output.
+    Failed,
+    /// The interrupt flag stopped the cell; nothing was reported.
+    Interrupted,
+}
+
+/// The error an interrupted evaluation stops with.
+pub(super) fn interrupted(span: Span) -> Box<Diagnostic> {
+    Diagnostic::error(Code::InputError, span, "interrupted").into()
+}
+
+impl Interpreter {
+    /// Runs `text` as the next cell of the session and returns the value of its trailing bare
+    /// expression. Every diagnostic except an interruption goes to the output.
+    pub fn evaluate_cell(&mut self, name: &str, text: String) -> Evaluated {
+        let Some((_, mut program)) = self.begin_cell(name, None, text) else {
+            return Evaluated::Failed;
+        };
+        let trailing = take_trailing_expression(&mut program);
+        let module = self.session_module();
+        let result = self.run_in_module(&module, &program, trailing.as_ref());
+        self.settle(result)
+    }
+
+    /// Evaluates `text`, which must be one expression, in the session (for `:type`).
+    pub fn evaluate_expression(&mut self, name: &str, text: String) -> Evaluated {
+        let Some((file, mut program)) = self.begin_cell(name, None, text) else {
+            return Evaluated::Failed;
+        };
+        let expression = take_trailing_expression(&mut program);
+        let (Some(expression), true) = (expression, program.items.is_empty()) else {
+            let end = self.sources.get(file).text.trim_end().len();
+            self.report(&Diagnostic::error(
+                Code::SyntaxError,
+                Span::new(file, 0, end),
+                "expected a single expression",
+            ));
+            return Evaluated::Failed;
+        };
+        let module = self.session_module();
+        let result = self.run_in_module(&module, &program, Some(&expression));
+        self.settle(result)
+    }
+
+    /// Runs a script in its own module, as `tsl FILE` would, then makes its globals (those
+    /// defined before any error) visible in the session.
+    pub fn load_file(&mut self, path: &Path) -> Evaluated {
+        let text = match module::read_source(path) {
+            Ok(text) => text,
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                return Evaluated::Failed;
+            }
+        };
+        let name = path.display().to_string();
+        let Some((file, program)) = self.begin_cell(&name, Some(path), text) else {
+            return Evaluated::Failed;
+        };
+        let loaded = Rc::new(Module::new(name, None, file));
+        let result = self.run_in_module(&loaded, &program, None);
+        let session = self.session_module();
+        for (name, value) in loaded.globals.borrow().iter() {
+            session
+                .globals
+                .borrow_mut()
+                .insert(name.clone(), value.clone());
+        }
+        self.settle(result)
+    }
+
+    /// Forgets every definition, variable and loaded module, and reseeds the random generator.
+    pub fn reset_session(&mut self) {
+        self.session = None;
+        self.modules.clear();
+        self.rng = ChaCha8Rng::seed_from_u64(0);
+    }
+
+    /// The flag that stops evaluation when set (by the REPL's Ctrl-C handler). Each cell
+    /// clears it when it starts.
+    pub fn interrupt_flag(&self) -> Arc<AtomicBool> {
+        self.interrupt.clone()
+    }
+
+    /// Every name a cell can refer to: session globals, builtin functions and dtypes, sorted.
+    pub fn completion_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = builtins::global_names().map(String::from).collect();
+        if let Some(session) = &self.session {
+            names.extend(session.globals.borrow().keys().map(ToString::to_string));
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The modules bound in the session, each with its sorted member names.
+    pub fn session_modules(&self) -> Vec<(String, Vec<String>)> {
+        let Some(session) = &self.session else {
+            return Vec::new();
+        };
+        let mut modules: Vec<(String, Vec<String>)> = session
+            .globals
+            .borrow()
+            .iter()
+            .filter_map(|(name, value)| match value {
+                Value::Module(module) => Some((name.to_string(), member_names(module))),
+                _ => None,
+            })
+            .collect();
+        modules.sort();
+        modules
+    }
+
+    /// Tensor methods and fields, sorted.
+    pub fn method_names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = builtins::method_names()
+            .chain(["shape", "ndim", "dtype", "T"])
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// The standard library's modules, as `use std.NAME` names them.
+    pub fn std_module_names() -> Vec<&'static str> {
+        module::STD_MODULES.iter().map(|(name, _)| *name).collect()
+    }
+
+    /// `f32[2, 3]` for a tensor, else the kind of value (`int`, `list`, `function`…).
+    pub fn describe_type(value: &Value) -> String {
+        match value {
+            Value::Tensor(tensor) => tensor.meta().to_string(),
+            other => other.kind(),
+        }
+    }
+
+    /// The last traced graph of the compiled function `function`, printed.
+    pub fn describe_graph(&self, function: &str) -> std::result::Result<String, String> {
+        let compiled = self.compiled_function(function)?;
+        Err(format!(
+            "`{}` has not been compiled yet",
+            compiled.qualified_name()
+        ))
+    }
+
+    /// The guards of every cached graph of the compiled function `function`, printed.
+    pub fn describe_guards(&self, function: &str) -> std::result::Result<String, String> {
+        let compiled = self.compiled_function(function)?;
+        Err(format!(
+            "`{}` has not been compiled yet",
+            compiled.qualified_name()
+        ))
+    }
+
+    /// Sets the log channels from a comma-separated list as `TSL_LOG` takes it (`all` for
+    /// every channel); `off` turns them all off.
+    pub fn set_log_channels(&mut self, channels: &str) -> std::result::Result<(), String> {
+        if channels.trim() == "off" {
+            self.options.log = LogChannels::default();
+            return Ok(());
+        }
+        let (parsed, unknown) = LogChannels::parse(channels);
+        if let Some(name) = unknown.first() {
+            return Err(format!(
+                "unknown log channel `{name}`; the channels are {}, or all, or off",
+                LogChannels::NAMES.join(", ")
+            ));
+        }
+        self.options.log = parsed;
+        Ok(())
+    }
+
+    /// The log channels that are on, or `off`.
+    pub fn describe_log_channels(&self) -> String {
+        let channels = self.options.log;
+        let on = [
+            channels.dynamic,
+            channels.guards,
+            channels.recompiles,
+            channels.graph,
+        ];
+        let names: Vec<&str> = LogChannels::NAMES
+            .into_iter()
+            .zip(on)
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect();
+        if names.is_empty() {
+            "off".to_string()
+        } else {
+            names.join(", ")
+        }
+    }
+
+    /// The module cells share, created on first use.
+    fn session_module(&mut self) -> Rc<Module> {
+        if let Some(session) = &self.session {
+            return session.clone();
+        }
+        let file = self.sources.add("<repl>", None, String::new());
+        let session = Rc::new(Module::new("<session>".to_string(), None, file));
+        self.session = Some(session.clone());
+        session
+    }
+
+    /// Clears the interrupt flag and parses new source, reporting every syntax error; `None`
+    /// if there was any.
+    fn begin_cell(
+        &mut self,
+        name: &str,
+        path: Option<&Path>,
+        text: String,
+    ) -> Option<(FileId, Program)> {
+        self.interrupt.store(false, Ordering::Relaxed);
+        let file = self.sources.add(name, path.map(Path::to_path_buf), text);
+        let program = self.parse_reporting(file)?;
+        Some((file, program))
+    }
+
+    /// Runs a cell's items in `module`, then its trailing expression.
+    fn run_in_module(
+        &mut self,
+        module: &Rc<Module>,
+        program: &Program,
+        trailing: Option<&Expr>,
+    ) -> Result<Option<Value>> {
+        self.frames.push(CallFrame {
+            module: module.clone(),
+            scopes: Vec::new(),
+            in_function: false,
+        });
+        let result = self
+            .run_items(module, &program.items)
+            .and_then(|()| trailing.map(|expr| self.eval(expr)).transpose());
+        self.frames.pop();
+        result
+    }
+
+    /// Turns a cell's result into what the REPL sees, reporting errors.
+    fn settle(&mut self, result: Result<Option<Value>>) -> Evaluated {
+        match result {
+            Ok(value) => Evaluated::Done(value),
+            Err(_) if self.interrupt.load(Ordering::Relaxed) => Evaluated::Interrupted,
+            Err(diagnostic) => {
+                self.report(&diagnostic);
+                Evaluated::Failed
+            }
+        }
+    }
+
+    /// A `@compile` function of the session named `name` (`f`, or `module.f`).
+    fn compiled_function(&self, name: &str) -> std::result::Result<Rc<Function>, String> {
+        match self.session_value(name) {
+            Some(Value::Function(function)) if function.compile.is_some() => Ok(function),
+            Some(_) => Err(format!("`{name}` is not a @compile function")),
+            None if builtins::lookup_global(name).is_some() => {
+                Err(format!("`{name}` is a builtin, not a @compile function"))
+            }
+            None => Err(format!("unknown function `{name}`")),
+        }
+    }
+
+    /// A session global, or a member of a module bound in the session (`nn.softmax`).
+    fn session_value(&self, name: &str) -> Option<Value> {
+        let session = self.session.as_ref()?;
+        let mut parts = name.split('.');
+        let mut value = session.get(parts.next()?)?;
+        for part in parts {
+            let Value::Module(module) = value else {
+                return None;
+            };
+            value = module.get(part)?;
+        }
+        Some(value)
+    }
+}
+
+/// Removes a trailing expression statement from `program` and returns its expression.
+fn take_trailing_expression(program: &mut Program) -> Option<Expr> {
+    match program.items.pop()? {
+        Item::Stmt(Stmt {
+            kind: StmtKind::Expr(expr),
+            ..
+        }) => Some(expr),
+        other => {
+            program.items.push(other);
+            None
+        }
+    }
+}
+
+fn member_names(module: &Module) -> Vec<String> {
+    let mut names: Vec<String> = module
+        .globals
+        .borrow()
+        .keys()
+        .map(ToString::to_string)
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    use super::Evaluated;
+    use crate::diag::Diagnostic;
+    use crate::eval::{Interpreter, Options, Output};
+    use crate::source::SourceMap;
+
+    struct Silent;
+
+    impl Output for Silent {
+        fn print(&mut self, _: &str) {}
+        fn diagnostic(&mut self, _: &SourceMap, _: &Diagnostic) {}
+        fn log(&mut self, _: &str) {}
+    }
+
+    fn value_of(interpreter: &mut Interpreter, text: &str) -> Option<String> {
+        match interpreter.evaluate_cell("<test>", text.to_string()) {
+            Evaluated::Done(value) => value.map(|value| value.to_string()),
+            Evaluated::Failed => Some("failed".to_string()),
+            Evaluated::Interrupted => Some("interrupted".to_string()),
+        }
+    }
+
+    #[test]
+    fn cells_share_a_module_and_return_their_trailing_expression() {
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        assert_eq!(
+            value_of(&mut interpreter, "let x = 2\nfn f(a) { return a + x }"),
+            None
+        );
+        assert_eq!(
+            value_of(&mut interpreter, "f(1)\nf(2)").as_deref(),
+            Some("4")
+        );
+        assert_eq!(
+            value_of(&mut interpreter, "nosuch").as_deref(),
+            Some("failed")
+        );
+        interpreter.reset_session();
+        assert_eq!(value_of(&mut interpreter, "x").as_deref(), Some("failed"));
+    }
+
+    #[test]
+    fn the_interrupt_flag_stops_a_running_cell() {
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        let flag = interpreter.interrupt_flag();
+        let interrupter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let text = "for i in range(3000000) { let y = i * 2 }";
+        assert_eq!(
+            value_of(&mut interpreter, text).as_deref(),
+            Some("interrupted")
+        );
+        interrupter.join().expect("the interrupting thread");
+        assert_eq!(value_of(&mut interpreter, "1 + 1").as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn log_channels_are_set_and_described() {
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        assert_eq!(interpreter.describe_log_channels(), "off");
+        interpreter
+            .set_log_channels("graph, guards")
+            .expect("known channels");
+        assert_eq!(interpreter.describe_log_channels(), "guards, graph");
+        interpreter.set_log_channels("all").expect("all channels");
+        assert_eq!(
+            interpreter.describe_log_channels(),
+            "dynamic, guards, recompiles, graph"
+        );
+        let error = interpreter
+            .set_log_channels("dynamic,bogus")
+            .expect_err("an unknown channel");
+        assert!(error.starts_with("unknown log channel `bogus`"), "{error}");
+        interpreter.set_log_channels("off").expect("off");
+        assert_eq!(interpreter.describe_log_channels(), "off");
+    }
+}
