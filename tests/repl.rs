@@ -213,6 +213,20 @@ fn graph_and_guards_need_a_compiled_function() {
 }
 
 #[test]
+fn graph_and_guards_show_the_cache_of_a_compiled_function() {
+    let input = "@compile\nfn f(x, n: int) { return x.sum() * n }\n\
+                 f(ones(3), 2)\nf(ones(4), 3)\n:guards f\n:graph f\n";
+    let output = repl(input);
+    let text = stdout(&output);
+    let guards = "graph 1 of 2:\n  x.dtype == f32\n  x.ndim == 1\n  x.size(0) == 3\n  n == 2\n\
+                  graph 2 of 2:\n  x.dtype == f32\n  x.ndim == 1\n  s0 = x.size(0)\n  s1 = n\n";
+    assert!(text.contains(guards), "{text}");
+    assert!(text.contains("%0 = input x : f32[s0]"), "{text}");
+    assert!(text.contains("%2 = mul(%1, s1) : f32[]"), "{text}");
+    assert_eq!(stderr(&output), "");
+}
+
+#[test]
 fn commands_may_be_shortened_when_unambiguous() {
     let output = repl(":ty 1\n:g f\n:frobnicate\n:reset now\n");
     assert_eq!(stdout(&output), "int\n");

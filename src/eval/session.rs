@@ -5,6 +5,7 @@
 //! can print it. Evaluation can be interrupted from another thread through a shared flag that
 //! every nested evaluation checks.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -160,19 +161,32 @@ impl Interpreter {
     /// The last traced graph of the compiled function `function`, printed.
     pub fn describe_graph(&self, function: &str) -> std::result::Result<String, String> {
         let compiled = self.compiled_function(function)?;
-        Err(format!(
-            "`{}` has not been compiled yet",
-            compiled.qualified_name()
+        let cache = compiled.cache.borrow();
+        let entry = cache
+            .entries
+            .last()
+            .ok_or_else(|| not_compiled(&compiled))?;
+        Ok(crate::graph::print::print_graph(
+            entry.plan.graph(),
+            Some(&self.sources),
         ))
     }
 
     /// The guards of every cached graph of the compiled function `function`, printed.
     pub fn describe_guards(&self, function: &str) -> std::result::Result<String, String> {
         let compiled = self.compiled_function(function)?;
-        Err(format!(
-            "`{}` has not been compiled yet",
-            compiled.qualified_name()
-        ))
+        let cache = compiled.cache.borrow();
+        if cache.entries.is_empty() {
+            return Err(not_compiled(&compiled));
+        }
+        let mut text = String::new();
+        for (index, entry) in cache.entries.iter().enumerate() {
+            let _ = writeln!(text, "graph {} of {}:", index + 1, cache.entries.len());
+            for condition in entry.conditions() {
+                let _ = writeln!(text, "  {condition}");
+            }
+        }
+        Ok(text)
     }
 
     /// Sets the log channels from a comma-separated list as `TSL_LOG` takes it (`all` for
@@ -295,6 +309,10 @@ impl Interpreter {
         }
         Some(value)
     }
+}
+
+fn not_compiled(function: &Function) -> String {
+    format!("`{}` has not been compiled yet", function.qualified_name())
 }
 
 /// Removes a trailing expression statement from `program` and returns its expression.

@@ -195,6 +195,34 @@ impl Entry {
         ))
     }
 
+    /// Every condition of the entry in TSL syntax, in the order a call checks them: the
+    /// argument structure, the globals, where each symbol comes from, then the guards.
+    pub fn conditions(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (index, pattern) in self.patterns.iter().enumerate() {
+            let name = self.names.get(index).cloned().unwrap_or_default();
+            describe_pattern(pattern, &name, &mut lines);
+        }
+        for read in &self.globals {
+            lines.push(match &read.value {
+                Some(value) => format!("global {} is {}", read.name, shown(value)),
+                None => format!("global {} is the builtin", read.name),
+            });
+        }
+        let env = &self.plan.graph().env;
+        for backed in &self.backed {
+            let symbol = env.display(env.symbol_expr(backed.symbol));
+            let source = self.describe(&backed.source);
+            lines.push(if backed.repeat {
+                format!("{source} == {symbol}")
+            } else {
+                format!("{symbol} = {source}")
+            });
+        }
+        lines.extend(self.guards.labels().iter().cloned());
+        lines
+    }
+
     /// Reads every backed symbol's value from the arguments; sizes that share a symbol must
     /// be equal.
     fn bind(&self, arguments: &[Value]) -> Result<Bindings, Miss> {
@@ -474,6 +502,29 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
             pattern_kind(want),
             got.kind()
         )),
+    }
+}
+
+fn describe_pattern(pattern: &Pattern, name: &str, lines: &mut Vec<String>) {
+    match pattern {
+        Pattern::Tensor { dtype, sizes } => {
+            lines.push(format!("{name}.dtype == {dtype}"));
+            lines.push(format!("{name}.ndim == {}", sizes.len()));
+            for (dim, size) in sizes.iter().enumerate() {
+                if let Some(size) = size {
+                    lines.push(format!("{name}.size({dim}) == {size}"));
+                }
+            }
+        }
+        Pattern::Int(Some(value)) => lines.push(format!("{name} == {value}")),
+        Pattern::Int(None) => {}
+        Pattern::List(items) => {
+            lines.push(format!("len({name}) == {}", items.len()));
+            for (index, item) in items.iter().enumerate() {
+                describe_pattern(item, &format!("{name}[{index}]"), lines);
+            }
+        }
+        Pattern::Same(value) => lines.push(format!("{name} is {}", shown(value))),
     }
 }
 
