@@ -30,6 +30,17 @@ pub fn check_file(interpreter: &mut Interpreter, path: &Path) -> Status {
         interpreter.report(&diagnostic);
     }
     for function in module.compiled_functions() {
+        if let Some(mut unannotated) = Interpreter::unannotated_parameter(&function) {
+            // Valid code: the function is traced when it is called, just not here.
+            unannotated.severity = Severity::Note;
+            unannotated.message = format!(
+                "`{}` is not checked: {}",
+                function.name(),
+                unannotated.message
+            );
+            interpreter.report(&unannotated);
+            continue;
+        }
         let (traced, notes) = interpreter.trace_from_annotations(&function);
         for note in &notes {
             interpreter.report(note);

@@ -312,3 +312,135 @@ pub fn tsl_files(directory: &Path) -> Vec<PathBuf> {
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// Whether two printed lines agree: the same text, integers equal, floats within 1e-5
+/// relative (or 1e-6 absolute near zero), as compiled and eager results must.
+pub fn lines_agree(a: &str, b: &str) -> bool {
+    let (a, b) = (tokens(a), tokens(b));
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|(x, y)| match (x, y) {
+            (Token::Float(x), Token::Float(y)) => floats_agree(*x, *y),
+            _ => x == y,
+        })
+}
+
+fn floats_agree(x: f64, y: f64) -> bool {
+    if x.is_nan() || y.is_nan() {
+        return x.is_nan() && y.is_nan();
+    }
+    if x.is_infinite() || y.is_infinite() {
+        return x == y;
+    }
+    let difference = (x - y).abs();
+    difference <= 1e-6 || difference <= 1e-5 * x.abs().max(y.abs())
+}
+
+#[derive(Debug, PartialEq)]
+enum Token<'t> {
+    Text(&'t str),
+    Int(&'t str),
+    Float(f64),
+}
+
+/// Splits a line into text and numbers (a number with `.` or an exponent is a float).
+fn tokens(line: &str) -> Vec<Token<'_>> {
+    let bytes = line.as_bytes();
+    let mut tokens = Vec::new();
+    let mut at = 0;
+    let mut text_start = 0;
+    while at < bytes.len() {
+        let starts_number = bytes[at].is_ascii_digit()
+            && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'));
+        if !starts_number {
+            at += 1;
+            continue;
+        }
+        let mut start = at;
+        if start > 0 && bytes[start - 1] == b'-' {
+            start -= 1;
+        }
+        let mut end = at;
+        let mut float = false;
+        while end < bytes.len() {
+            let c = bytes[end];
+            let exponent_sign =
+                (c == b'-' || c == b'+') && matches!(bytes[end - 1], b'e' | b'E') && float;
+            if c.is_ascii_digit() || exponent_sign {
+                end += 1;
+            } else if c == b'.' || c == b'e' || c == b'E' {
+                float = true;
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        if text_start < start {
+            tokens.push(Token::Text(&line[text_start..start]));
+        }
+        let number = &line[start..end];
+        match number.parse::<f64>() {
+            Ok(value) if float => tokens.push(Token::Float(value)),
+            _ => tokens.push(Token::Int(number)),
+        }
+        at = end;
+        text_start = end;
+    }
+    if text_start < line.len() {
+        tokens.push(Token::Text(&line[text_start..]));
+    }
+    tokens
+}
+
+/// How an eager run and a compiled run of the same program differ (empty when they agree):
+/// the same printed lines (floats within tolerance) and the same first error, by code and
+/// line in `file`. A compiled run may instead stop with `check-failed` on an assumption a
+/// shape rule made at the line where the eager run failed (spec §6).
+/// A data-dependent error exists only in a trace: the compiled run then only has to agree
+/// with the eager one up to it.
+pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
+    let mut problems = Vec::new();
+    let first_error = |run: &Run| {
+        run.diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .cloned()
+    };
+    let trace_only =
+        first_error(compiled).is_some_and(|error| error.code.starts_with("data-dependent"));
+    let a: Vec<&str> = eager.stdout.lines().collect();
+    let b: Vec<&str> = compiled.stdout.lines().collect();
+    let same_length = a.len() == b.len() || (trace_only && b.len() <= a.len());
+    if !same_length || a.iter().zip(&b).any(|(x, y)| !lines_agree(x, y)) {
+        problems.push(format!(
+            "stdout differs\n  eager:    {a:?}\n  compiled: {b:?}"
+        ));
+    }
+    if trace_only {
+        return problems;
+    }
+    match (first_error(eager), first_error(compiled)) {
+        (None, None) => {}
+        (Some(e), Some(c)) => {
+            let same_line = e.line_in(file) == c.line_in(file);
+            let assumed =
+                c.code == "check-failed" && c.message.starts_with("assumed by a shape rule");
+            if !(same_line && (e.code == c.code || assumed)) {
+                problems.push(format!(
+                    "errors differ\n  eager:    {} at line {:?}: {}\n  compiled: {} at line {:?}: {}",
+                    e.code,
+                    e.line_in(file),
+                    e.message,
+                    c.code,
+                    c.line_in(file),
+                    c.message
+                ));
+            }
+        }
+        (e, c) => problems.push(format!(
+            "only one run failed\n  eager:    {:?}\n  compiled: {:?}",
+            e.map(|d| d.rendered),
+            c.map(|d| d.rendered)
+        )),
+    }
+    problems
+}

@@ -316,6 +316,7 @@ pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 }
 
 pub fn seed(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    super::creation::refuse_while_tracing(interpreter, "seed", args.span)?;
     let args = args.bind("seed", &["value"])?;
     let value = args.int(interpreter, 0)?;
     interpreter.rng = ChaCha8Rng::seed_from_u64(value as u64);

@@ -233,9 +233,13 @@ pub fn randn(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     interpreter.apply_one(Op::Randn { shape }, vec![], args.span)
 }
 
-/// Files are read and written eagerly; inside compiled code that would happen once, at trace
-/// time, so it is refused there.
-fn refuse_while_tracing(interpreter: &Interpreter, name: &str, span: Span) -> Result<()> {
+/// Files are read and written, and the generator reseeded, eagerly; inside compiled code that
+/// would happen once, at trace time, so it is refused there.
+pub(in crate::eval) fn refuse_while_tracing(
+    interpreter: &Interpreter,
+    name: &str,
+    span: Span,
+) -> Result<()> {
     if interpreter.tracer.is_none() {
         return Ok(());
     }
@@ -244,9 +248,7 @@ fn refuse_while_tracing(interpreter: &Interpreter, name: &str, span: Span) -> Re
         span,
         format!("{name}() cannot run inside a compiled function"),
     )
-    .with_help(format!(
-        "call {name}() outside, and pass tensors in and out"
-    ))
+    .with_help(format!("call {name}() outside the compiled function"))
     .into())
 }
 

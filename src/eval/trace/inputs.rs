@@ -194,19 +194,9 @@ impl Interpreter {
                 )?,
                 (None, Some(default)) => self.eval_default(function, default)?,
                 (None, None) => {
-                    return Err(Diagnostic::error(
-                        Code::TypeError,
-                        param.name.span,
-                        format!(
-                            "cannot trace `{}` without knowing what `{name}` is",
-                            function.name()
-                        ),
-                    )
-                    .with_label("this parameter has no annotation")
-                    .with_help(format!(
-                        "annotate it, for example `{name}: f32[n, 3]` or `{name}: int`"
-                    ))
-                    .into());
+                    let missing = Interpreter::unannotated_parameter(function)
+                        .expect("a parameter without annotation or default");
+                    return Err(missing.into());
                 }
             };
             values.push(value);
@@ -321,6 +311,31 @@ impl Interpreter {
             }
         };
         Dim::Sym(self.env().symbol_expr(symbol))
+    }
+
+    /// The first parameter a trace from annotations cannot give a value: no annotation and
+    /// no default.
+    pub fn unannotated_parameter(function: &Function) -> Option<Diagnostic> {
+        let param = function
+            .def
+            .params
+            .iter()
+            .find(|param| param.annotation.is_none() && param.default.is_none())?;
+        let name = &param.name.name;
+        Some(
+            Diagnostic::error(
+                Code::TypeError,
+                param.name.span,
+                format!(
+                    "cannot trace `{}` without knowing what `{name}` is",
+                    function.name()
+                ),
+            )
+            .with_label("this parameter has no annotation")
+            .with_help(format!(
+                "annotate it, for example `{name}: f32[n, 3]` or `{name}: int`"
+            )),
+        )
     }
 
     /// The symbol for a dim name (one per name), recording where it is read from.

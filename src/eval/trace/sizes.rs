@@ -4,7 +4,7 @@
 
 use super::Tracer;
 use crate::diag::{Code, Diagnostic, Frame};
-use crate::graph::ir::Template;
+use crate::graph::ir::{Part, Template};
 use crate::graph::shape::{Cmp, Dim, RuleError, RuleResult, Sizes};
 use crate::source::Span;
 use crate::sym::{
@@ -51,6 +51,26 @@ impl<'a> TraceSizes<'a> {
     /// Whether `cond` mentions input sizes only, with no hints to decide it by.
     fn hintless_backed(&mut self, cond: ExprId) -> bool {
         self.tracer.hintless && self.tracer.graph.env.unbacked_symbols(cond).is_empty()
+    }
+
+    /// The message of a runtime assert a rule's general path relies on, ending with the
+    /// values its symbols have when the graph runs: `… (u0 = 2, u1 = 3)`.
+    fn assumption(&mut self, cond: ExprId, message: &str) -> Template {
+        let mut parts = vec![Part::Text(format!("assumed by a shape rule: {message}"))];
+        let symbols = self.tracer.graph.env.free_symbols(cond);
+        if symbols.is_empty() {
+            return Template(parts);
+        }
+        parts.push(Part::Text(" (".to_string()));
+        for (index, symbol) in symbols.iter().enumerate() {
+            let expr = self.tracer.graph.env.symbol_expr(*symbol);
+            let separator = if index == 0 { "" } else { ", " };
+            let name = self.tracer.show(expr);
+            parts.push(Part::Text(format!("{separator}{name} = ")));
+            parts.push(Part::Int(Dim::Sym(expr)));
+        }
+        parts.push(Part::Text(")".to_string()));
+        Template(parts)
     }
 
     /// In a trace without hints, takes a backed-only condition as given and notes it.
@@ -189,9 +209,8 @@ impl Sizes for TraceSizes<'_> {
             CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
             CheckOutcome::False | CheckOutcome::Guarded(false) => Err(RuleError::shape(message())),
             CheckOutcome::Learned => {
-                let text = format!("assumed by a shape rule: {}", message());
-                self.tracer
-                    .emit_asserts(&Template::text(text), self.span, self.trace);
+                let message = self.assumption(cond, &message());
+                self.tracer.emit_asserts(&message, self.span, self.trace);
                 Ok(())
             }
             CheckOutcome::Error(error) => Err(RuleError::value(format!("{error}"))),

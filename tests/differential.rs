@@ -1,0 +1,43 @@
+//! Eager against compiled: every suite program and example that uses `@compile` runs both
+//! ways and must print the same lines (integers and booleans exactly, floats within 1e-5
+//! relative) and stop at the same error. Programs whose compiled run legitimately differs
+//! (they ask `is_compiling()`, use `guard_or_*`/`known_true`, or show a trace-only
+//! diagnostic) say so with a `# eager-differs: REASON` comment.
+
+mod common;
+
+use common::{differences, on_big_stack, root, run_file, tsl_files};
+use tsl::eval::Options;
+
+#[test]
+fn compiled_runs_agree_with_eager_runs() {
+    let failures = on_big_stack(|| {
+        let mut files = tsl_files(&root().join("tests/suite"));
+        files.extend(tsl_files(&root().join("examples")));
+        let mut failures = Vec::new();
+        let mut compared = 0;
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("suite files are UTF-8");
+            if !text.contains("@compile") || text.contains("# eager-differs:") {
+                continue;
+            }
+            let eager = run_file(
+                &path,
+                Options {
+                    eager: true,
+                    ..Options::default()
+                },
+            );
+            let compiled = run_file(&path, Options::default());
+            let name = path.display().to_string();
+            let problems = differences(&name, &eager, &compiled);
+            if !problems.is_empty() {
+                failures.push(format!("{name}:\n  {}", problems.join("\n  ")));
+            }
+            compared += 1;
+        }
+        assert!(compared >= 10, "only {compared} programs were compared");
+        failures
+    });
+    assert!(failures.is_empty(), "\n{}\n", failures.join("\n\n"));
+}
