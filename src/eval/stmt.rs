@@ -236,6 +236,10 @@ impl Interpreter {
         if holds {
             return Ok(());
         }
+        if self.tracer.is_some() && code == Code::CheckFailed {
+            let template = message_of(self)?;
+            return Err(self.refuted_check(template, span));
+        }
         let text = match message {
             Some(message) => self.eval(message)?.to_string(),
             None => format!("check failed: {}", self.sources.snippet(condition.span)),

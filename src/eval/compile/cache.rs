@@ -583,8 +583,29 @@ fn read(arguments: &[Value], source: &InputSource) -> Option<i64> {
     }
 }
 
+/// The values of a graph's backed symbols read from the arguments, by symbol index (sizes
+/// that share a symbol are not compared: for a graph that never joins the cache).
+pub fn backed_values(plan: &Plan, arguments: &[Value]) -> Option<Vec<i64>> {
+    let mut symbols = vec![0; plan.symbol_count()];
+    for (symbol, source) in &plan.graph().backed {
+        symbols[symbol.index()] = read(arguments, source)?;
+    }
+    Some(symbols)
+}
+
+/// The tensors a graph takes, in the order of its input nodes.
+pub fn input_tensors(plan: &Plan, arguments: &[Value]) -> Option<Vec<cpu::Tensor>> {
+    plan.inputs()
+        .iter()
+        .map(|path| match at(arguments, path)? {
+            Value::Tensor(tensor) => tensor.real().cloned(),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The argument at `path`: a parameter, then list items.
-pub fn at<'v>(arguments: &'v [Value], path: &[usize]) -> Option<&'v Value> {
+fn at<'v>(arguments: &'v [Value], path: &[usize]) -> Option<&'v Value> {
     let (first, rest) = path.split_first()?;
     let mut value = arguments.get(*first)?;
     for index in rest {

@@ -142,31 +142,9 @@ impl Interpreter {
         bindings: Bindings,
         call_site: Span,
     ) -> Result<Value> {
-        let mut tensors = Vec::with_capacity(entry.plan.inputs().len());
-        for path in entry.plan.inputs() {
-            match cache::at(arguments, path) {
-                Some(Value::Tensor(tensor)) if tensor.real().is_some() => {
-                    tensors.push(tensor.real().cloned().expect("checked above"));
-                }
-                _ => {
-                    return Err(internal(
-                        call_site,
-                        "an input of the compiled graph is missing",
-                    ));
-                }
-            }
-        }
-        let Interpreter { rng, out, .. } = self;
-        let mut device = cpu::Cpu { rng };
-        let mut print = |text: &str| out.print(text);
-        let result = exec::execute(
-            &entry.plan,
-            &mut device,
-            &entry.constants,
-            tensors,
-            bindings.symbols,
-            &mut print,
-        )?;
+        let tensors = cache::input_tensors(&entry.plan, arguments)
+            .ok_or_else(|| internal(call_site, "an input of the compiled graph is missing"))?;
+        let result = self.execute(&entry.plan, &entry.constants, tensors, bindings.symbols)?;
         Ok(value_of(result))
     }
 
@@ -180,12 +158,50 @@ impl Interpreter {
     ) -> Result<Traced> {
         let names = parameter_names(function);
         let tracer = Tracer::new(function.name(), false);
+        let concrete = arguments.clone();
         let (result, tracer) = self.with_tracer(tracer, |this| {
             let arguments = this.trace_arguments(&names, arguments, &request.policy);
             let value = this.call_with_values(function, arguments, call_site)?;
             this.output_of(&value, call_site)
         });
-        self.finish(result?, *tracer, call_site)
+        match result {
+            Ok(output) => self.finish(output, *tracer, call_site),
+            Err(error) => Err(self.run_partial(*tracer, &concrete).unwrap_or(error)),
+        }
+    }
+
+    /// After a trace stopped with an error, runs what was traced before it, so that the
+    /// prints and checks that precede the error happen as they would eagerly (a check that
+    /// fails there is the error eager code would report first). `None` when it all ran.
+    fn run_partial(&mut self, tracer: Tracer, arguments: &[Value]) -> Option<Box<Diagnostic>> {
+        let Tracer {
+            graph, constants, ..
+        } = tracer;
+        if !graph.has_effects() || verify::verify(&graph).is_err() {
+            return None;
+        }
+        let plan = Plan::new(graph);
+        let symbols = cache::backed_values(&plan, arguments)?;
+        let tensors = cache::input_tensors(&plan, arguments)?;
+        let constants: Vec<cpu::Tensor> = constants
+            .iter()
+            .filter_map(|tensor| tensor.real().cloned())
+            .collect();
+        self.execute(&plan, &constants, tensors, symbols).err()
+    }
+
+    /// Runs a graph on the CPU, printing to the interpreter's output.
+    fn execute(
+        &mut self,
+        plan: &Plan,
+        constants: &[cpu::Tensor],
+        tensors: Vec<cpu::Tensor>,
+        symbols: Vec<i64>,
+    ) -> Result<RunValue<cpu::Tensor>> {
+        let Interpreter { rng, out, .. } = self;
+        let mut device = cpu::Cpu { rng };
+        let mut print = |text: &str| out.print(text);
+        exec::execute(plan, &mut device, constants, tensors, symbols, &mut print)
     }
 
     /// Traces `function` from its annotations, with input sizes as symbols that have no hint

@@ -317,10 +317,8 @@ impl Interpreter {
         match outcome {
             Ok(CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true)) => Ok(()),
             Ok(CheckOutcome::False | CheckOutcome::Guarded(false)) => {
-                let text = render(&message(self)?, self);
-                Err(Diagnostic::error(Code::CheckFailed, span, text)
-                    .with_label("this check failed")
-                    .into())
+                let template = message(self)?;
+                Err(self.refuted_check(template, span))
             }
             Ok(CheckOutcome::Learned) => {
                 let template = message(self)?;
@@ -333,6 +331,33 @@ impl Interpreter {
             }
             Err(error) => Err(Diagnostic::error(Code::ValueError, span, error.to_string()).into()),
         }
+    }
+
+    /// A check that cannot hold for these inputs: the trace stops with `check-failed`. The
+    /// check is also recorded as an assert that always fails, so that when the part of the
+    /// function traced so far runs (see `compile::run_partial`), the failure's message is
+    /// formatted from the values of the run, as eager code formats it.
+    pub(in crate::eval) fn refuted_check(
+        &mut self,
+        template: Template,
+        span: Span,
+    ) -> Box<Diagnostic> {
+        let text = render(&template, self);
+        let frames = self.node_trace();
+        let never = self.env().bool(false);
+        self.tracer_mut().push(
+            NodeKind::Assert {
+                cond: never,
+                message: template,
+            },
+            Vec::new(),
+            Vec::new(),
+            span,
+            frames,
+        );
+        Diagnostic::error(Code::CheckFailed, span, text)
+            .with_label("this check failed")
+            .into()
     }
 
     /// A `check` on tensor data: a device assert, kept by every pass.
@@ -406,17 +431,20 @@ impl Interpreter {
 /// show their values (the message reads as the eager one), other parts their expressions.
 pub(in crate::eval) fn render(template: &Template, interpreter: &mut Interpreter) -> String {
     let env = interpreter.env();
-    let hint = |symbol: crate::sym::SymbolId| env.symbol(symbol).hint();
     let mut text = String::new();
     for part in &template.0 {
         match part {
             Part::Text(literal) => text.push_str(literal),
             Part::Int(Dim::Known(value)) => text.push_str(&value.to_string()),
-            Part::Int(Dim::Sym(expr)) => match env.eval_int(*expr, &hint) {
-                Ok(value) => text.push_str(&value.to_string()),
-                Err(_) => text.push_str(&env.display(*expr)),
-            },
-            Part::Bool(expr) => match env.eval_bool(*expr, &hint) {
+            Part::Int(Dim::Sym(expr)) => {
+                let hint = |symbol: crate::sym::SymbolId| env.symbol(symbol).hint();
+                let known = env.eval_int(*expr, &hint).ok();
+                match known.or_else(|| env.range(*expr).constant()) {
+                    Some(value) => text.push_str(&value.to_string()),
+                    None => text.push_str(&env.display(*expr)),
+                }
+            }
+            Part::Bool(expr) => match env.eval_bool(*expr, &|symbol| env.symbol(symbol).hint()) {
                 Ok(value) => text.push_str(&value.to_string()),
                 Err(_) => text.push_str(&env.display(*expr)),
             },

@@ -65,13 +65,15 @@ pub fn retain(graph: &mut Graph, live: &[bool]) {
             next += 1;
         }
     }
-    for_each_use(graph, &mut |value| {
-        value.node = numbering[value.node.index()].expect("a kept node only uses kept nodes");
-    });
     let mut index = 0;
     graph.nodes.retain(|_| {
         let keep = live[index];
         index += 1;
         keep
+    });
+    // Only the kept nodes' references are renumbered: a removed node may have used another
+    // removed node.
+    for_each_use(graph, &mut |value| {
+        value.node = numbering[value.node.index()].expect("a kept node only uses kept nodes");
     });
 }
