@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::args::{CallArgs, Positional};
 use super::value::{Function, Module, Value};
 use super::{CallFrame, Interpreter, LogChannels, builtins, module};
 use crate::diag::{Code, Diagnostic, Result};
@@ -36,6 +37,38 @@ pub(super) fn interrupted(span: Span) -> Box<Diagnostic> {
 }
 
 impl Interpreter {
+    /// Calls the session's function `name` on `arguments`, as the cell `name(arguments…)`
+    /// would, without parsing anything (for programs that embed the interpreter, and for
+    /// benchmarks of the per-call cost). Diagnostics are returned, not reported.
+    pub fn call(&mut self, name: &str, arguments: Vec<Value>) -> Result<Value> {
+        let session = self.session.clone().ok_or_else(|| {
+            Box::new(Diagnostic::without_span(
+                Code::NameError,
+                format!("`{name}` is not defined: the session has no cells yet"),
+            ))
+        })?;
+        let function = session.get(name).ok_or_else(|| {
+            Box::new(Diagnostic::without_span(
+                Code::NameError,
+                format!("`{name}` is not defined"),
+            ))
+        })?;
+        let span = Span::default();
+        let mut args = CallArgs::new(span);
+        args.positional = arguments
+            .into_iter()
+            .map(|value| Positional { value, span })
+            .collect();
+        self.frames.push(CallFrame {
+            module: session,
+            scopes: Vec::new(),
+            in_function: false,
+        });
+        let result = self.call_value(&function, args, span);
+        self.frames.pop();
+        result
+    }
+
     /// Runs `text` as the next cell of the session and returns the value of its trailing bare
     /// expression. Every diagnostic except an interruption goes to the output.
     pub fn evaluate_cell(&mut self, name: &str, text: String) -> Evaluated {
