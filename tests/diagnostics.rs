@@ -102,3 +102,19 @@ snapshot!(
     tensor_data_guard,
     "@compile\nfn f(x: f32[n]) {\n    if x.sum() > 0 { return x }\n    return -x\n}\nf(ones(3))\n"
 );
+snapshot!(
+    compiled_shape_error,
+    "@compile(dynamic = true)\nfn add(x, y) { return x + y }\nadd(ones(7), ones(8))\n"
+);
+snapshot!(
+    compiled_runtime_check,
+    "@compile\nfn head(x: f32[n]) {\n    let kept = x[x > 0.0]\n    check kept.size(0) >= 2, \"need two positives, got {kept.size(0)}\"\n    return kept\n}\nhead(tensor([1.0, 2.0, -1.0]))\nhead(tensor([1.0, -2.0, -1.0]))\n"
+);
+snapshot!(
+    compiled_shape_assumption,
+    "@compile\nfn add_kept(x: f32[n], y: f32[m]) {\n    return x[x > 0.0] + y[y > 0.0]\n}\nadd_kept(tensor([1.0, 2.0]), tensor([1.0, 2.0, 3.0]))\n"
+);
+snapshot!(
+    recompile_limit,
+    "@compile(dynamic = false)\nfn total(x) { return x.sum() }\nfor n in range(1, 10) { total(ones(n)) }\ncheck false\n"
+);

@@ -96,8 +96,36 @@ impl Interpreter {
                 }
                 self.data_dependent_int(expr, span, "this operation")
             }
-            _ => rule_error(rule, span),
+            _ => {
+                let mut diagnostic = rule_error(rule, span);
+                if let Some(values) = self.input_sizes_in(&diagnostic.message) {
+                    diagnostic.notes.push(values);
+                }
+                diagnostic
+            }
         }
+    }
+
+    /// For an error a trace with hints raises in terms of input-size symbols (`s0 vs s1`):
+    /// what those symbols are in this call (`s0 = x.size(0) = 7`).
+    fn input_sizes_in(&self, message: &str) -> Option<String> {
+        let tracer = self.tracer.as_ref()?;
+        if tracer.hintless {
+            return None;
+        }
+        let env = &tracer.graph.env;
+        let mut values = Vec::new();
+        for (index, symbol) in env.symbols().iter().enumerate() {
+            let crate::sym::SymbolKind::Backed { hint, source } = &symbol.kind else {
+                continue;
+            };
+            let id = crate::sym::SymbolId(index as u32);
+            let name = tracer.show(env.symbol_expr(id));
+            if super::report::contains_word(message, &name) {
+                values.push(format!("{name} = {source} = {hint}"));
+            }
+        }
+        (!values.is_empty()).then(|| format!("in this call, {}", values.join(", ")))
     }
 
     /// Sizes for a shape question outside an operation (annotations, `item()`).
