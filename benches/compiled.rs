@@ -3,25 +3,15 @@
 //! dispatch, measured on tensors of four elements so the kernels cost little, next to the
 //! kernels alone and to an eager call of the same body (see BENCHMARKS.md).
 
+mod support;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tsl::backend::cpu::{self, BinaryOp, Tensor};
-use tsl::diag::Diagnostic;
 use tsl::dtype::Scalar;
-use tsl::eval::{Interpreter, Options, Output, Status, TensorValue, Value};
+use tsl::eval::{Interpreter, Options, Status, TensorValue, Value};
 use tsl::graph::op::Op;
-use tsl::source::SourceMap;
-
-struct Silent;
-
-impl Output for Silent {
-    fn print(&mut self, _: &str) {}
-    fn log(&mut self, _: &str) {}
-    fn diagnostic(&mut self, _: &SourceMap, diagnostic: &Diagnostic) {
-        panic!("the benchmark program failed: {}", diagnostic.message);
-    }
-}
 
 const PROGRAM: &str = "
 @compile
@@ -42,7 +32,7 @@ fn many(x) { return x + 1.0 }
 ";
 
 fn interpreter() -> Interpreter {
-    let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+    let mut interpreter = Interpreter::new(Options::default(), Box::new(support::Silent));
     assert_eq!(
         interpreter.run_cell("setup", PROGRAM.to_string()),
         Status::Ok

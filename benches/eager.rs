@@ -1,23 +1,13 @@
 //! Eager execution through the interpreter: the elementwise chain
 //! `relu(x * 2.0 + 1.0) * x - 0.5` on 10,000,000 f32 (compare with NumPy, see BENCHMARKS.md).
 
+mod support;
+
 use criterion::{Criterion, criterion_group, criterion_main};
-use tsl::diag::Diagnostic;
-use tsl::eval::{Interpreter, Options, Output, Status};
-use tsl::source::SourceMap;
-
-struct Silent;
-
-impl Output for Silent {
-    fn print(&mut self, _: &str) {}
-    fn log(&mut self, _: &str) {}
-    fn diagnostic(&mut self, _: &SourceMap, diagnostic: &Diagnostic) {
-        panic!("the benchmark program failed: {}", diagnostic.message);
-    }
-}
+use tsl::eval::{Interpreter, Options, Status};
 
 fn elementwise_chain(c: &mut Criterion) {
-    let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+    let mut interpreter = Interpreter::new(Options::default(), Box::new(support::Silent));
     let setup = "seed(0)\nlet x = randn(10000000)\nlet y = x".to_string();
     assert_eq!(interpreter.run_cell("setup", setup), Status::Ok);
     let mut group = c.benchmark_group("eager");
