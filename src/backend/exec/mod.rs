@@ -305,7 +305,16 @@ impl<D: Device> Machine<'_, D> {
                 .graph
                 .env
                 .eval_bool(*cond, &|symbol| self.value(symbol))
-                .unwrap_or(false),
+                .map_err(|error| {
+                    failure(
+                        Diagnostic::error(
+                            Code::ValueError,
+                            node.span,
+                            format!("the predicate of cond() cannot be evaluated: {error}"),
+                        ),
+                        node,
+                    )
+                })?,
             Arg::Bool(value) => *value,
             Arg::Int(Dim::Known(value)) => *value != 0,
             arg => {
