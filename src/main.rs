@@ -17,8 +17,7 @@ use tsl::source::SourceMap;
 #[command(
     name = "tsl",
     version,
-    about = "TSL: a tensor scripting language with symbolic shapes",
-    args_conflicts_with_subcommands = true
+    about = "TSL: a tensor scripting language with symbolic shapes"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -76,7 +75,20 @@ struct RunOptions {
     device: Device,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+impl RunOptions {
+    /// These options, with those written before the subcommand (`tsl --eager run FILE`).
+    fn or(&self, before: &RunOptions) -> RunOptions {
+        RunOptions {
+            eager: self.eager || before.eager,
+            device: match (self.device, before.device) {
+                (Device::Cpu, earlier) => earlier,
+                (later, _) => later,
+            },
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Device {
     Cpu,
     Gpu,
@@ -95,8 +107,8 @@ fn main() -> ExitCode {
         ErrorFormat::Json => Format::Json,
     };
     match cli.command {
-        Some(Command::Run { file, options }) => run(&file, &options, format),
-        Some(Command::Repl { options }) => repl(&options, format),
+        Some(Command::Run { file, options }) => run(&file, &options.or(&cli.run), format),
+        Some(Command::Repl { options }) => repl(&options.or(&cli.run), format),
         Some(Command::Check { files }) => on_interpreter_thread(format, move |interpreter| {
             let mut status = Status::Ok;
             for file in &files {

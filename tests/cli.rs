@@ -38,6 +38,9 @@ fn runs_a_script_both_ways() {
         vec!["run", path],
         vec!["run", path, "--eager"],
         vec!["--eager", path],
+        vec!["--eager", "run", path],
+        vec!["--error-format", "json", "run", path],
+        vec!["run", "--error-format", "json", path],
     ] {
         let output = tsl(&args);
         assert_eq!(
@@ -89,6 +92,17 @@ fn json_diagnostics_are_one_object_per_line() {
         }
         assert_eq!(object["code"], "syntax-error");
         assert_eq!(object["line"], line);
+    }
+    for args in [
+        ["--error-format", "json", "check"],
+        ["check", "--error-format", "json"],
+    ] {
+        let mut args = args.to_vec();
+        args.push(path.to_str().unwrap());
+        let checked = tsl(&args);
+        assert_eq!(checked.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&checked).lines().count(), 2, "{args:?}");
+        assert!(stderr(&checked).starts_with('{'), "{args:?}");
     }
     let missing = tsl(&["--error-format", "json", "missing.tsl"]);
     let object: serde_json::Value = serde_json::from_str(stderr(&missing).trim()).unwrap();
