@@ -2,8 +2,10 @@
 //!
 //! Each program is a `@compile` function over `a: f32[n], b: f32[n], c: f32[n, m]` and a count
 //! `k: i64[1]`, built from elementwise ops, comparisons and `where`, reductions and scans,
-//! shape ops, boolean masks, `masked_select`, `nonzero`, `narrow` and slices with
-//! data-dependent lengths, and `check`s on sizes, scalars and data. It is called three times
+//! shape ops, matmul, boolean masks, `masked_select`, `nonzero`, `unique`,
+//! `repeat_interleave`, `index_select` with indices from data, `narrow`, `split`, slices and
+//! indexing at positions read from data, `cond` on data (branches that may disagree on
+//! sizes), prints, and `check`s on sizes, scalars and data. It is called three times
 //! with inputs of random sizes and values, so cached graphs are reused with other data, sizes
 //! change (automatic dynamic) and checks fail on some calls. Compiled and eager runs must
 //! print the same lines and stop at the same error with the same message. A program the
@@ -21,6 +23,13 @@ use rand_chacha::ChaCha8Rng;
 use tsl::eval::Options;
 
 const PROGRAMS: u64 = 2000;
+
+/// Functions the programs pass to `cond`.
+const BRANCHES: &str = "fn double(t) { return t * 2.0 }
+fn negate(t) { return -t }
+fn keep_positive(t) { return t[t > 0.0] }
+fn first_two(t) { return t[:2] }
+";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum DType {
@@ -116,7 +125,7 @@ impl Generator {
     /// Adds one statement; false when the chosen kind had nothing to work on.
     fn step(&mut self) -> bool {
         let float = |var: &Var| var.dtype == DType::F32;
-        match self.rng.random_range(0..20) {
+        match self.rng.random_range(0..26) {
             0 | 1 => {
                 let Some(x) = self.pick(float) else {
                     return false;
@@ -379,6 +388,87 @@ impl Generator {
                 ));
                 self.ints.push(name);
             }
+            19 => return self.data_ops(),
+            20 => {
+                // Split a tensor of the input length at a count read from data.
+                let Some(x) = self.pick(|var| var.shape.first() == Some(&Size::N)) else {
+                    return false;
+                };
+                let u = self.count();
+                let (left, right) = (self.own_size(), self.own_size());
+                let name = format!("t{}", self.vars.len());
+                self.lines.push(format!(
+                    "    let [{name}, {name}_rest] = split({}, [{u}, {}.size(0) - {u}], 0)",
+                    x.name, x.name
+                ));
+                let mut shape = x.shape.clone();
+                shape[0] = left;
+                self.vars.push(Var {
+                    name: name.clone(),
+                    dtype: x.dtype,
+                    shape: shape.clone(),
+                });
+                shape[0] = right;
+                self.vars.push(Var {
+                    name: format!("{name}_rest"),
+                    dtype: x.dtype,
+                    shape,
+                });
+            }
+            21 => {
+                // cond on data: the branches may disagree on the output size.
+                let Some(x) = self.pick(|var| var.dtype == DType::F32 && var.shape.len() == 1)
+                else {
+                    return false;
+                };
+                let branches = [
+                    "double, keep_positive",
+                    "double, negate",
+                    "keep_positive, first_two",
+                ];
+                let pair = branches
+                    .choose(&mut self.rng)
+                    .copied()
+                    .unwrap_or("double, negate");
+                let size = if pair == "double, negate" {
+                    x.shape[0]
+                } else {
+                    self.own_size()
+                };
+                let c = self.constant();
+                self.bind(
+                    format!("cond({}.sum() > {c}, {pair}, [{}])", x.name, x.name),
+                    DType::F32,
+                    vec![size],
+                );
+            }
+            22 => {
+                let Some(x) = self.pick(|var| var.dtype == DType::F32 && var.shape.len() == 2)
+                else {
+                    return false;
+                };
+                let (expr, shape) = if self.rng.random_bool(0.5) {
+                    (
+                        format!("{}.T @ {}", x.name, x.name),
+                        vec![x.shape[1], x.shape[1]],
+                    )
+                } else {
+                    (
+                        format!("{} @ {}.T", x.name, x.name),
+                        vec![x.shape[0], x.shape[0]],
+                    )
+                };
+                self.bind(expr, DType::F32, shape);
+            }
+            23 => {
+                // An element read at a position from data: out of range is an error both ways.
+                let Some(x) = self.pick(|var| var.shape.first() == Some(&Size::N)) else {
+                    return false;
+                };
+                let u = self.count();
+                let shape = x.shape[1..].to_vec();
+                self.bind(format!("{}[{u}]", x.name), x.dtype, shape);
+            }
             _ => {
                 let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
                     return false;
@@ -389,6 +479,35 @@ impl Generator {
                 ));
             }
         }
+        true
+    }
+
+    /// Operations whose output size depends on data: `unique`, `repeat_interleave`, and
+    /// indices from `nonzero` used to gather.
+    fn data_ops(&mut self) -> bool {
+        let Some(x) = self.pick(|var| var.dtype == DType::F32 && var.shape.len() == 1) else {
+            return false;
+        };
+        let c = self.constant();
+        let (expr, dtype) = match self.rng.random_range(0..3) {
+            0 => (
+                format!("({}.abs() > {c}).long().unique()", x.name),
+                DType::I64,
+            ),
+            1 => (
+                format!("{}.repeat_interleave(({} > {c}).long())", x.name, x.name),
+                DType::F32,
+            ),
+            _ => (
+                format!(
+                    "{}.index_select(0, ({} > {c}).nonzero().squeeze(1))",
+                    x.name, x.name
+                ),
+                DType::F32,
+            ),
+        };
+        let size = self.own_size();
+        self.bind(expr, dtype, vec![size]);
         true
     }
 
@@ -417,7 +536,7 @@ impl Generator {
             .collect();
         results.extend(self.ints.iter().cloned());
         let mut text = format!(
-            "{decorator}\nfn f(a: f32[n], b: f32[n], c: f32[n, m], k: i64[1]) {{\n{}\n    return [{}]\n}}\n",
+            "{BRANCHES}{decorator}\nfn f(a: f32[n], b: f32[n], c: f32[n, m], k: i64[1]) {{\n{}\n    return [{}]\n}}\n",
             self.lines.join("\n"),
             results.join(", ")
         );
