@@ -13,7 +13,7 @@ use super::node::{ExprId, Node, Relation};
 
 /// The six comparisons of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Comparison {
+pub enum Cmp {
     Eq,
     Ne,
     Lt,
@@ -22,35 +22,60 @@ enum Comparison {
     Ge,
 }
 
+impl Cmp {
+    /// Whether `a <op> b` holds for concrete integers.
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        }
+    }
+}
+
 impl ShapeEnv {
     /// `a == b` (on two booleans: both true or both false).
     pub fn eq(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-        self.compare(Comparison::Eq, a, b)
+        self.compare(Cmp::Eq, a, b)
     }
 
     /// `a != b`.
     pub fn ne(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-        self.compare(Comparison::Ne, a, b)
+        self.compare(Cmp::Ne, a, b)
     }
 
     /// `a < b`.
     pub fn lt(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-        self.compare(Comparison::Lt, a, b)
+        self.compare(Cmp::Lt, a, b)
     }
 
     /// `a <= b`.
     pub fn le(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-        self.compare(Comparison::Le, a, b)
+        self.compare(Cmp::Le, a, b)
     }
 
     /// `a > b`.
     pub fn gt(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-        self.compare(Comparison::Gt, a, b)
+        self.compare(Cmp::Gt, a, b)
     }
 
     /// `a >= b`.
     pub fn ge(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-        self.compare(Comparison::Ge, a, b)
+        self.compare(Cmp::Ge, a, b)
     }
 
     /// `not a`; an integer operand means `a != 0`.
@@ -138,7 +163,8 @@ impl ShapeEnv {
         }
     }
 
-    fn compare(&mut self, op: Comparison, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
+    /// `a <op> b`, in canonical form.
+    pub fn compare(&mut self, op: Cmp, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
         let (a_bool, b_bool) = (self.arena.data(a).boolean, self.arena.data(b).boolean);
         if a_bool || b_bool {
             return self.compare_booleans(op, a, b, a_bool && b_bool);
@@ -162,31 +188,31 @@ impl ShapeEnv {
         terms.retain(|&(_, c)| c != 0);
         let constant = i128::from(left.constant) - i128::from(right.constant);
         let (relation, target) = match op {
-            Comparison::Eq => (Relation::Eq, 0),
-            Comparison::Ne => (Relation::Ne, 0),
-            Comparison::Lt => (Relation::Le, -1),
-            Comparison::Le => (Relation::Le, 0),
-            Comparison::Gt => (Relation::Ge, 1),
-            Comparison::Ge => (Relation::Ge, 0),
+            Cmp::Eq => (Relation::Eq, 0),
+            Cmp::Ne => (Relation::Ne, 0),
+            Cmp::Lt => (Relation::Le, -1),
+            Cmp::Le => (Relation::Le, 0),
+            Cmp::Gt => (Relation::Ge, 1),
+            Cmp::Ge => (Relation::Ge, 0),
         };
         self.canonical_compare(relation, terms, target - constant)
     }
 
     fn compare_booleans(
         &mut self,
-        op: Comparison,
+        op: Cmp,
         a: ExprId,
         b: ExprId,
         both: bool,
     ) -> Result<ExprId, SymError> {
-        if !both || !matches!(op, Comparison::Eq | Comparison::Ne) {
+        if !both || !matches!(op, Cmp::Eq | Cmp::Ne) {
             return Err(SymError::NotInteger);
         }
         let both_true = self.and(a, b)?;
         let (not_a, not_b) = (self.not(a)?, self.not(b)?);
         let both_false = self.and(not_a, not_b)?;
         let equal = self.or(both_true, both_false)?;
-        if op == Comparison::Eq {
+        if op == Cmp::Eq {
             Ok(equal)
         } else {
             self.not(equal)

@@ -65,6 +65,7 @@ pub use env::{Event, Guard, RuntimeAssert, ShapeEnv, SymError};
 pub use eval::EvalError;
 pub use explain::{Explanation, SymbolReport};
 pub use guard::GuardSet;
+pub use logic::Cmp;
 pub use node::{ExprId, Relation};
 pub use print::Show;
 pub use range::{NEG_INF, POS_INF, Range};

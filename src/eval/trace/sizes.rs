@@ -45,7 +45,7 @@ impl<'a> TraceSizes<'a> {
 
     fn compare(&mut self, a: Dim, op: Cmp, b: Dim) -> RuleResult<ExprId> {
         let (x, y) = (self.tracer.expr(a), self.tracer.expr(b));
-        compare(self.tracer.env(), x, op, y).map_err(sym_error)
+        self.tracer.env().compare(op, x, y).map_err(sym_error)
     }
 
     /// Whether `cond` mentions input sizes only, with no hints to decide it by.
@@ -91,22 +91,6 @@ impl<'a> TraceSizes<'a> {
             Ok(false) => Err(RuleError::shape(message)),
             Err(error) => Err(sym_error(error)),
         }
-    }
-}
-
-pub fn compare(
-    env: &mut crate::sym::ShapeEnv,
-    a: ExprId,
-    op: Cmp,
-    b: ExprId,
-) -> Result<ExprId, SymError> {
-    match op {
-        Cmp::Eq => env.eq(a, b),
-        Cmp::Ne => env.ne(a, b),
-        Cmp::Lt => env.lt(a, b),
-        Cmp::Le => env.le(a, b),
-        Cmp::Gt => env.gt(a, b),
-        Cmp::Ge => env.ge(a, b),
     }
 }
 

@@ -2,7 +2,6 @@
 //! symbolic engine; a condition or an int that must be concrete is decided from facts,
 //! guarded on input sizes, or reported as data-dependent (spec §6).
 
-use super::sizes::compare;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, error};
@@ -55,12 +54,12 @@ impl Interpreter {
             BinaryOp::FloorDiv => env.floor_div(x, y),
             BinaryOp::Rem => env.modulo(x, y),
             BinaryOp::Pow => env.pow(x, y),
-            BinaryOp::Eq => compare(env, x, Cmp::Eq, y),
-            BinaryOp::Ne => compare(env, x, Cmp::Ne, y),
-            BinaryOp::Lt => compare(env, x, Cmp::Lt, y),
-            BinaryOp::Le => compare(env, x, Cmp::Le, y),
-            BinaryOp::Gt => compare(env, x, Cmp::Gt, y),
-            BinaryOp::Ge => compare(env, x, Cmp::Ge, y),
+            BinaryOp::Eq => env.compare(Cmp::Eq, x, y),
+            BinaryOp::Ne => env.compare(Cmp::Ne, x, y),
+            BinaryOp::Lt => env.compare(Cmp::Lt, x, y),
+            BinaryOp::Le => env.compare(Cmp::Le, x, y),
+            BinaryOp::Gt => env.compare(Cmp::Gt, x, y),
+            BinaryOp::Ge => env.compare(Cmp::Ge, x, y),
             _ => return Ok(None),
         };
         self.symbolic_result(result, span).map(Some)

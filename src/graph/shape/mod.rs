@@ -23,6 +23,7 @@ use std::fmt;
 
 use super::op::Op;
 use crate::dtype::DType;
+pub use crate::sym::Cmp;
 use crate::sym::ExprId;
 
 /// A size: a concrete integer, or (while tracing) an expression of the symbolic engine.
@@ -54,41 +55,6 @@ impl From<i64> for Dim {
 impl From<usize> for Dim {
     fn from(value: usize) -> Dim {
         Dim::Known(value as i64)
-    }
-}
-
-/// A size comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl Cmp {
-    pub fn holds(self, a: i64, b: i64) -> bool {
-        match self {
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-        }
-    }
-
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Cmp::Eq => "==",
-            Cmp::Ne => "!=",
-            Cmp::Lt => "<",
-            Cmp::Le => "<=",
-            Cmp::Gt => ">",
-            Cmp::Ge => ">=",
-        }
     }
 }
 

@@ -8,7 +8,7 @@
 
 use proptest::prelude::*;
 
-use super::support::Fixture;
+use super::support::{Fixture, apply};
 use crate::source::Span;
 use crate::sym::{
     CheckOutcome, Decision, EvalError, ExprId, GuardSet, IntDecision, Mode, ShapeEnv, SymError,
@@ -262,27 +262,6 @@ fn build(fixture: &mut Fixture, tree: &Tree) -> Result<ExprId, SymError> {
             let (a, b) = (build(fixture, a)?, build(fixture, b)?);
             apply(&mut fixture.env, op, a, b)
         }
-    }
-}
-
-fn apply(env: &mut ShapeEnv, op: &str, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-    match op {
-        "+" => env.add(a, b),
-        "-" => env.sub(a, b),
-        "*" => env.mul(a, b),
-        "//" => env.floor_div(a, b),
-        "%" => env.modulo(a, b),
-        "min" => env.min(a, b),
-        "max" => env.max(a, b),
-        "==" => env.eq(a, b),
-        "!=" => env.ne(a, b),
-        "<" => env.lt(a, b),
-        "<=" => env.le(a, b),
-        ">" => env.gt(a, b),
-        ">=" => env.ge(a, b),
-        "and" => env.and(a, b),
-        "or" => env.or(a, b),
-        _ => unreachable!("{op}"),
     }
 }
 

@@ -160,7 +160,7 @@ impl Parser<'_> {
             let op = self.next();
             let next_power = if op == "**" { power } else { power + 1 };
             let right = self.expression(next_power)?;
-            left = self.apply(&op, left, right)?;
+            left = apply(&mut self.fixture.env, &op, left, right)?;
         }
         Ok(left)
     }
@@ -203,25 +203,27 @@ impl Parser<'_> {
             name => Ok(self.fixture.lookup(name)),
         }
     }
+}
 
-    fn apply(&mut self, op: &str, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
-        let env = &mut self.fixture.env;
-        match op {
-            "or" => env.or(a, b),
-            "and" => env.and(a, b),
-            "==" => env.eq(a, b),
-            "!=" => env.ne(a, b),
-            "<" => env.lt(a, b),
-            "<=" => env.le(a, b),
-            ">" => env.gt(a, b),
-            ">=" => env.ge(a, b),
-            "+" => env.add(a, b),
-            "-" => env.sub(a, b),
-            "*" => env.mul(a, b),
-            "//" => env.floor_div(a, b),
-            "%" => env.modulo(a, b),
-            "**" => env.pow(a, b),
-            _ => unreachable!("operator {op}"),
-        }
+/// `a <op> b` for an operator written as in TSL (`min` and `max` as binary operators).
+pub fn apply(env: &mut ShapeEnv, op: &str, a: ExprId, b: ExprId) -> Result<ExprId, SymError> {
+    match op {
+        "+" => env.add(a, b),
+        "-" => env.sub(a, b),
+        "*" => env.mul(a, b),
+        "//" => env.floor_div(a, b),
+        "%" => env.modulo(a, b),
+        "**" => env.pow(a, b),
+        "min" => env.min(a, b),
+        "max" => env.max(a, b),
+        "==" => env.eq(a, b),
+        "!=" => env.ne(a, b),
+        "<" => env.lt(a, b),
+        "<=" => env.le(a, b),
+        ">" => env.gt(a, b),
+        ">=" => env.ge(a, b),
+        "and" => env.and(a, b),
+        "or" => env.or(a, b),
+        _ => unreachable!("operator {op}"),
     }
 }
