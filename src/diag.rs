@@ -25,10 +25,11 @@ pub enum Code {
     ValueError,
     RecursionLimit,
     Specialization,
+    InternalError,
 }
 
 impl Code {
-    pub const ALL: [Code; 13] = [
+    pub const ALL: [Code; 14] = [
         Code::SyntaxError,
         Code::NameError,
         Code::TypeError,
@@ -42,6 +43,7 @@ impl Code {
         Code::ValueError,
         Code::RecursionLimit,
         Code::Specialization,
+        Code::InternalError,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +61,7 @@ impl Code {
             Code::ValueError => "value-error",
             Code::RecursionLimit => "recursion-limit",
             Code::Specialization => "specialization",
+            Code::InternalError => "internal-error",
         }
     }
 
@@ -156,6 +159,13 @@ impl Code {
                  fix:      nothing, if both sides of the question are expected; otherwise \
                  state the fact with `check`"
             }
+            Code::InternalError => {
+                "A bug in TSL itself, never a mistake in the program: the compiler or the \
+                 executor reached a state it should not. The diagnostic says where it \
+                 happened.\n\n\
+                 fix:      please report it with the program that triggered it; running \
+                 with --eager avoids the compiler in the meantime"
+            }
         }
     }
 }
@@ -175,6 +185,7 @@ impl Code {
             Code::ValueError => "bad value",
             Code::RecursionLimit => "nested too deeply",
             Code::Specialization => "depends on an input size",
+            Code::InternalError => "an internal error happened here",
         }
     }
 }
@@ -257,6 +268,12 @@ impl Diagnostic {
     }
 
     /// An error with no source location, such as a script file that cannot be read.
+    /// A bug in TSL itself (`internal-error`), with the request to report it.
+    pub fn internal(span: Span, message: impl std::fmt::Display) -> Diagnostic {
+        Diagnostic::error(Code::InternalError, span, format!("internal error: {message}"))
+            .with_help("this is a bug in TSL, not in your program: please report it with the program that triggered it (--eager avoids the compiler meanwhile)")
+    }
+
     pub fn without_span(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, Severity::Error, None, message.into())
     }

@@ -151,7 +151,10 @@ impl NodeKind {
                 then_branch,
                 else_branch,
             } => then_branch.has_effects() || else_branch.has_effects(),
-            _ => false,
+            NodeKind::Input { .. }
+            | NodeKind::Constant { .. }
+            | NodeKind::Op(_)
+            | NodeKind::Item => false,
         }
     }
 

@@ -372,9 +372,29 @@ impl Op {
                     .iter_mut()
                     .chain(stop.iter_mut())
                     .try_for_each(&mut *visit),
-                _ => Ok(()),
+                IndexSpec::NewAxis | IndexSpec::Mask { .. } | IndexSpec::Indices { .. } => Ok(()),
             }),
-            _ => Ok(()),
+            Op::Binary(_)
+            | Op::Unary(_)
+            | Op::Cast(_)
+            | Op::Where
+            | Op::Clamp { .. }
+            | Op::Reduce { .. }
+            | Op::Cumsum { .. }
+            | Op::Diff { .. }
+            | Op::Permute { .. }
+            | Op::Squeeze { .. }
+            | Op::Unsqueeze { .. }
+            | Op::Cat { .. }
+            | Op::Stack { .. }
+            | Op::IndexSelect { .. }
+            | Op::Gather { .. }
+            | Op::Nonzero
+            | Op::MaskedSelect
+            | Op::RepeatInterleave { .. }
+            | Op::RepeatIndices
+            | Op::Unique
+            | Op::MatMul => Ok(()),
         }
     }
 

@@ -13,20 +13,18 @@ use crate::graph::shape::Dim;
 /// concrete. Inputs are taken by value so that elementwise kernels can write into a buffer
 /// nobody else holds.
 pub fn run(op: &Op, inputs: Vec<Tensor>, rng: &mut ChaCha8Rng) -> Result<Vec<Tensor>> {
-    let one = |tensor: Result<Tensor>| tensor.map(|tensor| vec![tensor]);
-    match op {
-        Op::Binary(binary) => {
-            let Ok([left, right]) = <[Tensor; 2]>::try_from(inputs) else {
-                return Err(arity(op));
-            };
-            one(super::binary_owned(*binary, left, right))
-        }
-        Op::Unary(unary) => {
-            let input = inputs.into_iter().next().ok_or_else(|| arity(op))?;
-            one(super::unary_owned(*unary, input))
-        }
-        _ => run_borrowed(op, &inputs, rng),
+    // Elementwise kernels get their operands by value, to write into a buffer nobody holds.
+    if let Op::Binary(binary) = op {
+        let Ok([left, right]) = <[Tensor; 2]>::try_from(inputs) else {
+            return Err(arity(op));
+        };
+        return super::binary_owned(*binary, left, right).map(|tensor| vec![tensor]);
     }
+    if let Op::Unary(unary) = op {
+        let input = inputs.into_iter().next().ok_or_else(|| arity(op))?;
+        return super::unary_owned(*unary, input).map(|tensor| vec![tensor]);
+    }
+    run_borrowed(op, &inputs, rng)
 }
 
 fn run_borrowed(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<Tensor>> {
@@ -44,7 +42,8 @@ fn run_borrowed(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<
             None,
         )),
         Op::Randn { shape } => one(super::randn(&sizes(shape)?, rng)),
-        Op::Binary(_) | Op::Unary(_) => unreachable!("run() computes elementwise ops in place"),
+        Op::Binary(binary) => one(super::binary(*binary, input()?, second(op, inputs)?)),
+        Op::Unary(unary) => one(super::unary(*unary, input()?)),
         Op::Cast(dtype) => Ok(vec![input()?.cast(*dtype)]),
         Op::Where => {
             let [condition, left, right] = inputs else {

@@ -263,10 +263,9 @@ impl<D: Device> Machine<'_, D> {
         let tensor = if take { slot.take() } else { slot.clone() };
         tensor.ok_or_else(|| {
             failure(
-                Diagnostic::error(
-                    Code::ValueError,
+                Diagnostic::internal(
                     node.span,
-                    format!("internal error: {value:?} has no value when this operation runs"),
+                    format!("{value:?} has no value when this operation runs"),
                 ),
                 node,
             )
@@ -400,9 +399,9 @@ impl<D: Device> Machine<'_, D> {
     ) -> Result<RunValue<D::Tensor>> {
         let env = &plan.graph.env;
         let missing = || {
-            Box::new(Diagnostic::without_span(
-                Code::ValueError,
-                "internal error: an output of the compiled graph has no value",
+            Box::new(Diagnostic::internal(
+                crate::source::Span::default(),
+                "an output of the compiled graph has no value",
             ))
         };
         Ok(match output {

@@ -12,10 +12,10 @@ pub mod cache;
 use std::rc::Rc;
 
 use self::cache::{Bindings, Entry, GlobalRead, RECOMPILE_LIMIT};
+use super::Interpreter;
 use super::args::CallArgs;
 use super::trace::{TraceRequest, Tracer};
 use super::value::{Function, TensorValue, Value};
-use super::{Interpreter, error};
 use crate::backend::cpu;
 use crate::backend::exec::{self, Plan, RunValue};
 use crate::diag::{Code, Diagnostic, Result};
@@ -267,13 +267,9 @@ impl Interpreter {
         }
         passes::optimize(&mut graph);
         if let Err(problem) = verify::verify(&graph) {
-            return Err(error(
-                Code::TypeError,
+            return Err(Diagnostic::internal(
                 span,
-                format!(
-                    "internal error: the traced graph of `{}` is invalid: {problem}",
-                    graph.name
-                ),
+                format!("the traced graph of `{}` is invalid: {problem}", graph.name),
             )
             .into());
         }
@@ -315,5 +311,5 @@ fn value_of(value: RunValue<cpu::Tensor>) -> Value {
 }
 
 fn internal(span: Span, message: &str) -> Box<Diagnostic> {
-    error(Code::ValueError, span, format!("internal error: {message}")).into()
+    Diagnostic::internal(span, message).into()
 }

@@ -2,18 +2,20 @@
 //! no symbol) identical to an earlier one, after earlier replacements, is replaced by it.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 use super::rewrite::replace_uses;
 use crate::graph::ir::{Arg, Graph, NodeId, NodeKind, ValueRef};
+use crate::graph::op::Op;
 
 pub fn eliminate_common_subexpressions(graph: &mut Graph) {
-    let mut seen: HashMap<String, NodeId> = HashMap::new();
+    let mut seen: HashMap<Key, NodeId> = HashMap::new();
     let mut replacements: Vec<Option<ValueRef>> = vec![None; graph.nodes.len()];
     for (index, node) in graph.nodes.iter().enumerate() {
-        let pure = matches!(node.kind, NodeKind::Op(_))
-            && !node.kind.has_effects()
-            && node.binds.is_empty()
-            && node.outputs.len() == 1;
+        let NodeKind::Op(op) = &node.kind else {
+            continue;
+        };
+        let pure = !node.kind.has_effects() && node.binds.is_empty() && node.outputs.len() == 1;
         if !pure {
             continue;
         }
@@ -25,7 +27,10 @@ pub fn eliminate_common_subexpressions(graph: &mut Graph) {
                 other => other.clone(),
             })
             .collect();
-        let key = format!("{:?} {args:?}", node.kind);
+        let key = Key {
+            op: op.clone(),
+            args,
+        };
         let id = NodeId(index as u32);
         match seen.get(&key) {
             Some(earlier) => replacements[index] = Some(ValueRef::first(*earlier)),
@@ -35,6 +40,33 @@ pub fn eliminate_common_subexpressions(graph: &mut Graph) {
         }
     }
     replace_uses(graph, &replacements);
+}
+
+/// What makes two pure nodes the same computation: the op with its attributes, and the
+/// arguments after earlier replacements. Equality is structural; a float attribute or
+/// argument that is NaN never equals itself, which only forgoes a merge.
+#[derive(Debug, PartialEq)]
+struct Key {
+    op: Op,
+    args: Vec<Arg>,
+}
+
+impl Eq for Key {}
+
+/// Hashes what equality compares except floats, so equal keys hash equally.
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.op.name().hash(state);
+        for arg in &self.args {
+            std::mem::discriminant(arg).hash(state);
+            match arg {
+                Arg::Tensor(value) => value.hash(state),
+                Arg::Int(dim) => dim.hash(state),
+                Arg::Bool(value) => value.hash(state),
+                Arg::Float(_) => {}
+            }
+        }
+    }
 }
 
 fn resolve(replacements: &[Option<ValueRef>], value: ValueRef) -> ValueRef {

@@ -44,7 +44,28 @@ fn identity_input(graph: &Graph, node: &Node) -> Option<ValueRef> {
                 }
             )
         }),
-        _ => false,
+        Op::Full { .. }
+        | Op::Arange { .. }
+        | Op::Randn { .. }
+        | Op::Binary(_)
+        | Op::Unary(_)
+        | Op::Where
+        | Op::Clamp { .. }
+        | Op::Reduce { .. }
+        | Op::Cumsum { .. }
+        | Op::Diff { .. }
+        | Op::Unsqueeze { .. }
+        | Op::Cat { .. }
+        | Op::Stack { .. }
+        | Op::Split { .. }
+        | Op::IndexSelect { .. }
+        | Op::Gather { .. }
+        | Op::Nonzero
+        | Op::MaskedSelect
+        | Op::RepeatInterleave { .. }
+        | Op::RepeatIndices
+        | Op::Unique
+        | Op::MatMul => false,
     };
     (unchanged && node.outputs[0] == *meta).then_some(*input)
 }

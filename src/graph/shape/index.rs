@@ -4,7 +4,7 @@
 use super::elementwise::broadcast;
 use super::{Cmp, Dim, Meta, RuleError, RuleResult, Sizes, numel};
 use crate::dtype::DType;
-use crate::graph::op::{IndexSpec, Op};
+use crate::graph::op::IndexSpec;
 
 /// `x[items]`; operands are `x`, then one tensor per mask or index item.
 pub fn index(items: &[IndexSpec], inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<Meta> {
@@ -155,55 +155,70 @@ fn require_dtype(meta: &Meta, dtype: DType, what: &str) -> RuleResult<()> {
 }
 
 /// narrow, index_select, gather and the data-dependent selections.
-pub fn select(op: &mut Op, inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<Vec<Meta>> {
-    let x = &inputs[0];
-    let meta = match op {
-        Op::Narrow { dim, start, length } => {
-            *start = narrow(x, *dim, *start, *length, sizes)?;
-            let mut shape = x.shape.clone();
-            shape[*dim] = *length;
-            Meta::new(x.dtype, shape)
-        }
-        Op::IndexSelect { dim } => {
-            let indices = &inputs[1];
-            require_dtype(indices, DType::I64, "the index of index_select()")?;
-            if indices.ndim() > 1 {
-                return Err(RuleError::shape(format!(
-                    "index_select() needs a 1-D index, got {}",
-                    indices.show(sizes)
-                )));
-            }
-            let mut shape = x.shape.clone();
-            shape[*dim] = indices.shape.first().copied().unwrap_or(Dim::ONE);
-            Meta::new(x.dtype, shape)
-        }
-        Op::Gather { dim } => gather(x, &inputs[1], *dim, sizes)?,
-        Op::Nonzero => {
-            let count = numel(sizes, &x.shape)?;
-            let rows = sizes.fresh("nonzero()", Some(count));
-            Meta::new(DType::I64, vec![rows, Dim::from(x.ndim())])
-        }
-        Op::MaskedSelect => {
-            require_dtype(&inputs[1], DType::Bool, "the mask of masked_select()")?;
-            let shape = broadcast(&x.shape, &inputs[1].shape, sizes)?;
-            let count = numel(sizes, &shape)?;
-            Meta::new(x.dtype, vec![sizes.fresh("masked_select()", Some(count))])
-        }
-        Op::RepeatInterleave { dim } => repeat_interleave(x, &inputs[1], *dim, sizes)?,
-        Op::RepeatIndices => {
-            require_counts(x, sizes)?;
-            Meta::new(DType::I64, vec![sizes.fresh("repeat_interleave()", None)])
-        }
-        Op::Unique => {
-            let count = numel(sizes, &x.shape)?;
-            Meta::new(x.dtype, vec![sizes.fresh("unique()", Some(count))])
-        }
-        _ => unreachable!("select() handles selection operations"),
-    };
-    Ok(vec![meta])
+/// `index_select(dim, indices)`.
+pub fn index_select(x: &Meta, indices: &Meta, dim: usize, sizes: &dyn Sizes) -> RuleResult<Meta> {
+    require_dtype(indices, DType::I64, "the index of index_select()")?;
+    if indices.ndim() > 1 {
+        return Err(RuleError::shape(format!(
+            "index_select() needs a 1-D index, got {}",
+            indices.show(sizes)
+        )));
+    }
+    let mut shape = x.shape.clone();
+    shape[dim] = indices.shape.first().copied().unwrap_or(Dim::ONE);
+    Ok(Meta::new(x.dtype, shape))
 }
 
-/// Checks a narrow and returns its canonical (non-negative) start.
+/// `nonzero(x)`: `[count, ndim]` with a fresh count.
+pub fn nonzero(x: &Meta, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+    let count = numel(sizes, &x.shape)?;
+    let rows = sizes.fresh("nonzero()", Some(count));
+    Ok(Meta::new(DType::I64, vec![rows, Dim::from(x.ndim())]))
+}
+
+/// `masked_select(x, mask)`: 1-D with a fresh count.
+pub fn masked_select(x: &Meta, mask: &Meta, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+    require_dtype(mask, DType::Bool, "the mask of masked_select()")?;
+    let shape = broadcast(&x.shape, &mask.shape, sizes)?;
+    let count = numel(sizes, &shape)?;
+    Ok(Meta::new(
+        x.dtype,
+        vec![sizes.fresh("masked_select()", Some(count))],
+    ))
+}
+
+/// `repeat_interleave(counts)`: the repeated indices, of a fresh length.
+pub fn repeat_indices(counts: &Meta, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+    require_counts(counts, sizes)?;
+    Ok(Meta::new(
+        DType::I64,
+        vec![sizes.fresh("repeat_interleave()", None)],
+    ))
+}
+
+/// `unique(x)`: 1-D with a fresh count.
+pub fn unique(x: &Meta, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+    let count = numel(sizes, &x.shape)?;
+    Ok(Meta::new(
+        x.dtype,
+        vec![sizes.fresh("unique()", Some(count))],
+    ))
+}
+
+/// `narrow(dim, start, length)`: the canonical (wrapped) start is written back.
+pub fn narrow_rule(
+    x: &Meta,
+    dim: usize,
+    start: &mut Dim,
+    length: Dim,
+    sizes: &mut dyn Sizes,
+) -> RuleResult<Meta> {
+    *start = narrow(x, dim, *start, length, sizes)?;
+    let mut shape = x.shape.clone();
+    shape[dim] = length;
+    Ok(Meta::new(x.dtype, shape))
+}
+
 fn narrow(x: &Meta, dim: usize, start: Dim, length: Dim, sizes: &mut dyn Sizes) -> RuleResult<Dim> {
     let size = x.shape[dim];
     sizes.size_argument(length, "the length of narrow()")?;
@@ -231,7 +246,7 @@ fn narrow(x: &Meta, dim: usize, start: Dim, length: Dim, sizes: &mut dyn Sizes) 
     Ok(start)
 }
 
-fn gather(x: &Meta, indices: &Meta, dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+pub fn gather(x: &Meta, indices: &Meta, dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
     require_dtype(indices, DType::I64, "the index of gather()")?;
     let message = format!(
         "gather() on dimension {dim} needs an index no larger than the input elsewhere: {} vs {}",
@@ -258,7 +273,7 @@ fn require_counts(counts: &Meta, sizes: &dyn Sizes) -> RuleResult<()> {
     Ok(())
 }
 
-fn repeat_interleave(
+pub fn repeat_interleave(
     x: &Meta,
     counts: &Meta,
     dim: Option<usize>,

@@ -3,22 +3,17 @@
 
 use super::{Cmp, Dim, Meta, RuleError, RuleResult, Sizes, numel, show_shape};
 use crate::dtype::DType;
-use crate::graph::op::{Number, Op};
+use crate::graph::op::Number;
 
-pub fn creation(op: &mut Op, sizes: &mut dyn Sizes) -> RuleResult<Vec<Meta>> {
-    match op {
-        Op::Arange { start, end, step } => Ok(vec![arange(*start, *end, *step, sizes)?]),
-        Op::Randn { shape } => {
-            for d in shape.iter() {
-                sizes.size_argument(*d, "a size")?;
-            }
-            Ok(vec![Meta::new(DType::F32, shape.clone())])
-        }
-        _ => unreachable!("creation() handles arange and randn"),
+/// `randn(shape)`.
+pub fn randn(shape: &[Dim], sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+    for d in shape {
+        sizes.size_argument(*d, "a size")?;
     }
+    Ok(Meta::new(DType::F32, shape.to_vec()))
 }
 
-fn arange(start: Number, end: Number, step: Number, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+pub fn arange(start: Number, end: Number, step: Number, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
     let zero_step = || RuleError::value("arange() step must not be zero");
     if let (Number::Int(start), Number::Int(end), Number::Int(step)) = (start, end, step) {
         let step = sizes.concrete(step, "the step of arange()")?;
@@ -56,41 +51,24 @@ fn arange(start: Number, end: Number, step: Number, sizes: &mut dyn Sizes) -> Ru
     ))
 }
 
-pub fn layout(op: &mut Op, inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<Vec<Meta>> {
-    let input = &inputs[0];
-    let one = |shape: Vec<Dim>| Ok(vec![Meta::new(input.dtype, shape)]);
-    match op {
-        Op::Reshape { shape } => {
-            *shape = reshape(input, shape, sizes)?;
-            one(shape.clone())
-        }
-        Op::Permute { dims } => one(permute(input, dims, sizes)?),
-        Op::Squeeze { dims } => {
-            dims.retain(|d| squeezable(input.shape[*d], sizes));
-            let shape = (0..input.ndim())
-                .filter(|d| !dims.contains(d))
-                .map(|d| input.shape[d])
-                .collect();
-            one(shape)
-        }
-        Op::Unsqueeze { dim } => {
-            let mut shape = input.shape.clone();
-            shape.insert(*dim, Dim::ONE);
-            one(shape)
-        }
-        Op::Expand { shape } => {
-            *shape = expand(input, shape, sizes)?;
-            one(shape.clone())
-        }
-        Op::Cat { dim } => Ok(vec![cat(inputs, *dim, sizes)?]),
-        Op::Stack { dim } => Ok(vec![stack(inputs, *dim, sizes)?]),
-        Op::Split { sizes: parts, dim } => split(input, parts, *dim, sizes),
-        _ => unreachable!("layout() handles shape operations"),
-    }
+/// `squeeze(dims)`: keeps in `dims` only the dims that really are 1; the output shape.
+pub fn squeeze(input: &Meta, dims: &mut Vec<usize>, sizes: &mut dyn Sizes) -> Vec<Dim> {
+    dims.retain(|d| squeezable(input.shape[*d], sizes));
+    (0..input.ndim())
+        .filter(|d| !dims.contains(d))
+        .map(|d| input.shape[d])
+        .collect()
+}
+
+/// `unsqueeze(dim)`: the output shape.
+pub fn unsqueeze(input: &Meta, dim: usize) -> Vec<Dim> {
+    let mut shape = input.shape.clone();
+    shape.insert(dim, Dim::ONE);
+    shape
 }
 
 /// Resolves `-1` and checks the element count.
-fn reshape(input: &Meta, target: &[Dim], sizes: &mut dyn Sizes) -> RuleResult<Vec<Dim>> {
+pub fn reshape(input: &Meta, target: &[Dim], sizes: &mut dyn Sizes) -> RuleResult<Vec<Dim>> {
     let total = numel(sizes, &input.shape)?;
     let mut inferred = None;
     let mut product = Dim::ONE;
@@ -143,7 +121,7 @@ fn is_minus_one(d: Dim, sizes: &mut dyn Sizes) -> bool {
     d == Dim::Known(-1) || sizes.decide(d, Cmp::Eq, Dim::Known(-1)) == Some(true)
 }
 
-fn permute(input: &Meta, dims: &[usize], sizes: &dyn Sizes) -> RuleResult<Vec<Dim>> {
+pub fn permute(input: &Meta, dims: &[usize], sizes: &dyn Sizes) -> RuleResult<Vec<Dim>> {
     let mut seen = vec![false; input.ndim()];
     let valid = dims.len() == input.ndim()
         && dims
@@ -174,7 +152,7 @@ fn squeezable(d: Dim, sizes: &mut dyn Sizes) -> bool {
     }
 }
 
-fn expand(input: &Meta, target: &[Dim], sizes: &mut dyn Sizes) -> RuleResult<Vec<Dim>> {
+pub fn expand(input: &Meta, target: &[Dim], sizes: &mut dyn Sizes) -> RuleResult<Vec<Dim>> {
     if target.len() < input.ndim() {
         return Err(RuleError::shape(format!(
             "cannot expand {} to {} dimensions",
@@ -224,7 +202,7 @@ fn expand_dim(
     }
 }
 
-fn cat(inputs: &[Meta], dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+pub fn cat(inputs: &[Meta], dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
     let first = &inputs[0];
     let mut shape = first.shape.clone();
     let mut dtype = first.dtype;
@@ -250,7 +228,7 @@ fn cat(inputs: &[Meta], dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
     Ok(Meta::new(dtype, shape))
 }
 
-fn stack(inputs: &[Meta], dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
+pub fn stack(inputs: &[Meta], dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta> {
     let first = &inputs[0];
     let mut dtype = first.dtype;
     for other in &inputs[1..] {
@@ -272,7 +250,12 @@ fn stack(inputs: &[Meta], dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Meta>
     Ok(Meta::new(dtype, shape))
 }
 
-fn split(input: &Meta, parts: &[Dim], dim: usize, sizes: &mut dyn Sizes) -> RuleResult<Vec<Meta>> {
+pub fn split(
+    input: &Meta,
+    parts: &[Dim],
+    dim: usize,
+    sizes: &mut dyn Sizes,
+) -> RuleResult<Vec<Meta>> {
     let mut total = Dim::ZERO;
     for part in parts {
         sizes.size_argument(*part, "a split size")?;

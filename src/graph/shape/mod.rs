@@ -319,7 +319,8 @@ pub fn infer(op: &mut Op, inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<
             }
             one(Meta::new(*dtype, shape.clone()))
         }
-        Op::Arange { .. } | Op::Randn { .. } => layout::creation(op, sizes),
+        Op::Arange { start, end, step } => one(layout::arange(*start, *end, *step, sizes)?),
+        Op::Randn { shape } => one(layout::randn(shape, sizes)?),
         Op::Binary(binary) => one(elementwise::binary(*binary, &inputs[0], &inputs[1], sizes)?),
         Op::Unary(unary) => one(elementwise::unary(*unary, &inputs[0])?),
         Op::Cast(dtype) => one(Meta::new(*dtype, inputs[0].shape.clone())),
@@ -336,21 +337,40 @@ pub fn infer(op: &mut Op, inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<
         Op::Diff { dim } => one(reduce::diff(*dim, &inputs[0], sizes)?),
         Op::MatMul => one(elementwise::matmul(&inputs[0], &inputs[1], sizes)?),
         Op::Index { items } => one(index::index(items, inputs, sizes)?),
-        Op::Narrow { .. }
-        | Op::IndexSelect { .. }
-        | Op::Gather { .. }
-        | Op::Nonzero
-        | Op::MaskedSelect
-        | Op::RepeatInterleave { .. }
-        | Op::RepeatIndices
-        | Op::Unique => index::select(op, inputs, sizes),
-        Op::Reshape { .. }
-        | Op::Permute { .. }
-        | Op::Squeeze { .. }
-        | Op::Unsqueeze { .. }
-        | Op::Expand { .. }
-        | Op::Cat { .. }
-        | Op::Stack { .. }
-        | Op::Split { .. } => layout::layout(op, inputs, sizes),
+        Op::Narrow { dim, start, length } => {
+            one(index::narrow_rule(&inputs[0], *dim, start, *length, sizes)?)
+        }
+        Op::IndexSelect { dim } => one(index::index_select(&inputs[0], &inputs[1], *dim, sizes)?),
+        Op::Gather { dim } => one(index::gather(&inputs[0], &inputs[1], *dim, sizes)?),
+        Op::Nonzero => one(index::nonzero(&inputs[0], sizes)?),
+        Op::MaskedSelect => one(index::masked_select(&inputs[0], &inputs[1], sizes)?),
+        Op::RepeatInterleave { dim } => one(index::repeat_interleave(
+            &inputs[0], &inputs[1], *dim, sizes,
+        )?),
+        Op::RepeatIndices => one(index::repeat_indices(&inputs[0], sizes)?),
+        Op::Unique => one(index::unique(&inputs[0], sizes)?),
+        Op::Reshape { shape } => {
+            *shape = layout::reshape(&inputs[0], shape, sizes)?;
+            one(Meta::new(inputs[0].dtype, shape.clone()))
+        }
+        Op::Permute { dims } => one(Meta::new(
+            inputs[0].dtype,
+            layout::permute(&inputs[0], dims, sizes)?,
+        )),
+        Op::Squeeze { dims } => one(Meta::new(
+            inputs[0].dtype,
+            layout::squeeze(&inputs[0], dims, sizes),
+        )),
+        Op::Unsqueeze { dim } => one(Meta::new(
+            inputs[0].dtype,
+            layout::unsqueeze(&inputs[0], *dim),
+        )),
+        Op::Expand { shape } => {
+            *shape = layout::expand(&inputs[0], shape, sizes)?;
+            one(Meta::new(inputs[0].dtype, shape.clone()))
+        }
+        Op::Cat { dim } => one(layout::cat(inputs, *dim, sizes)?),
+        Op::Stack { dim } => one(layout::stack(inputs, *dim, sizes)?),
+        Op::Split { sizes: parts, dim } => layout::split(&inputs[0], parts, *dim, sizes),
     }
 }
