@@ -2,7 +2,8 @@
 //!
 //! `op` describes every tensor operation; `shape` holds the one rule per operation that both
 //! eager execution and tracing use; `ir` is the traced graph, `print` its text form,
-//! `verify` its invariants and `passes` the optimisations. Nothing here imports ndarray or a
+//! `verify` its invariants and `passes` the optimisations; `semantics` is the per-element table
+//! of every elementwise operation. Nothing here imports ndarray or a
 //! backend.
 
 pub mod dot;
@@ -10,5 +11,6 @@ pub mod ir;
 pub mod op;
 pub mod passes;
 pub mod print;
+pub mod semantics;
 pub mod shape;
 pub mod verify;

@@ -1,5 +1,6 @@
 //! The kernels' error type, the allocation guard, and how shapes are written in messages.
 
+use crate::graph::semantics::Fault;
 use thiserror::Error;
 
 use crate::diag::{Code, Diagnostic};
@@ -44,6 +45,17 @@ pub enum KernelError {
 }
 
 pub type Result<T, E = KernelError> = std::result::Result<T, E>;
+
+impl From<Fault> for KernelError {
+    fn from(fault: Fault) -> KernelError {
+        match fault {
+            Fault::DivisionByZero => KernelError::DivisionByZero,
+            Fault::NegativePower => KernelError::Type(
+                "integers to negative integer powers are not allowed; use .float() first".into(),
+            ),
+        }
+    }
+}
 
 impl KernelError {
     /// The error as a diagnostic at the operation that raised it (eagerly or in a graph).

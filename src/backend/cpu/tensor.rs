@@ -5,6 +5,7 @@ use ndarray::{ArcArray, ArrayD, IxDyn};
 use super::elementwise::map;
 use super::error::{KernelError, Result, checked_numel, format_shape};
 use crate::dtype::{DType, Scalar, format_f32};
+use crate::graph::semantics as element;
 
 /// A CPU tensor. Cloning shares the data, and no operation changes data that another
 /// holder can see (the `*_owned` kernels write only into buffers nobody else holds), so
@@ -73,10 +74,10 @@ impl Element for f32 {
         self
     }
     fn to_i64(self) -> i64 {
-        self as i64
+        element::f32_to_i64(self)
     }
     fn to_bool(self) -> bool {
-        self != 0.0
+        element::f32_to_bool(self)
     }
     fn wrap(array: ArcArray<Self, IxDyn>) -> Tensor {
         Tensor::F32(array)
@@ -107,7 +108,7 @@ impl Element for i64 {
         Scalar::Int(self)
     }
     fn to_f32(self) -> f32 {
-        self as f32
+        element::i64_to_f32(self)
     }
     fn to_i64(self) -> i64 {
         self
@@ -144,7 +145,7 @@ impl Element for bool {
         Scalar::Bool(self)
     }
     fn to_f32(self) -> f32 {
-        f32::from(u8::from(self))
+        element::bool_to_f32(self)
     }
     fn to_i64(self) -> i64 {
         i64::from(self)

@@ -8,6 +8,7 @@ use super::error::{KernelError, Result};
 use super::tensor::{Element, Tensor, with_array};
 use crate::dtype::{DType, Scalar};
 pub use crate::graph::op::UnaryOp;
+use crate::graph::semantics as element;
 use crate::graph::shape::unary_dtype;
 
 /// `op` applied to every element, with the dtype rule of `graph::shape::unary_dtype`: float
@@ -35,27 +36,18 @@ pub fn unary_owned(op: UnaryOp, input: Tensor) -> Result<Tensor> {
 
 /// The float functions, and `neg`, `abs` and `relu` on floats.
 fn float_unary(op: UnaryOp, array: ArcArray<f32, IxDyn>) -> ArcArray<f32, IxDyn> {
-    match op {
-        UnaryOp::Neg => map_reusing(array, |x| -x),
-        UnaryOp::Abs => map_reusing(array, f32::abs),
-        UnaryOp::Relu => map_reusing(array, |x| if x <= 0.0 { 0.0 } else { x }),
-        UnaryOp::Exp => map_reusing(array, f32::exp),
-        UnaryOp::Log => map_reusing(array, f32::ln),
-        UnaryOp::Sqrt => map_reusing(array, f32::sqrt),
-        UnaryOp::Sigmoid => map_reusing(array, |x| 1.0 / (1.0 + (-x).exp())),
-        UnaryOp::Tanh => map_reusing(array, f32::tanh),
-        // `unary_owned` answers logical not itself; this arm only completes the match.
-        UnaryOp::Not => map_reusing(array, |x| f32::from(u8::from(x == 0.0))),
-    }
+    // `unary_owned` answers logical not itself; the last arm only completes the table.
+    element::float_unary!(
+        op,
+        |f| map_reusing(array, f),
+        map_reusing(array, |x| f32::from(u8::from(x == 0.0)))
+    )
 }
 
 /// `neg`, `abs` and `relu` on integers, wrapping.
 fn integer_keeping(op: UnaryOp, array: ArcArray<i64, IxDyn>) -> ArcArray<i64, IxDyn> {
-    match op {
-        UnaryOp::Neg => map_reusing(array, i64::wrapping_neg),
-        UnaryOp::Abs => map_reusing(array, i64::wrapping_abs),
-        _ => map_reusing(array, |x| x.max(0)),
-    }
+    // `unary_owned` sends only `neg`, `abs` and `relu` here.
+    element::int_unary!(op, |f| map_reusing(array, f), array)
 }
 
 /// `condition ? left : right` elementwise, the three broadcast together; `left` and

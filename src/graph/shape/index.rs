@@ -367,24 +367,10 @@ mod tests {
     #[test]
     fn narrow_wraps_negative_starts_and_checks_the_end() {
         let x = meta(DType::F32, &[10]);
-        let mut op = Op::Narrow {
-            dim: 0,
-            start: Dim::Known(-3),
-            length: Dim::Known(2),
-        };
-        select(&mut op, std::slice::from_ref(&x), &mut Concrete).unwrap();
-        assert!(matches!(
-            op,
-            Op::Narrow {
-                start: Dim::Known(7),
-                ..
-            }
-        ));
-        let mut op = Op::Narrow {
-            dim: 0,
-            start: Dim::Known(8),
-            length: Dim::Known(3),
-        };
-        assert!(select(&mut op, &[x], &mut Concrete).is_err());
+        let mut start = Dim::Known(-3);
+        narrow_rule(&x, 0, &mut start, Dim::Known(2), &mut Concrete).unwrap();
+        assert_eq!(start, Dim::Known(7));
+        let mut start = Dim::Known(8);
+        assert!(narrow_rule(&x, 0, &mut start, Dim::Known(3), &mut Concrete).is_err());
     }
 }

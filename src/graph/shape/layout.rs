@@ -282,6 +282,7 @@ pub fn split(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::op::Op;
     use crate::graph::shape::{Concrete, infer};
 
     fn dims(values: &[i64]) -> Vec<Dim> {

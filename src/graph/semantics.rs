@@ -1,0 +1,468 @@
+//! The per-element semantics of every elementwise operation and dtype, in one table.
+//!
+//! Eager kernels, the fused evaluator and code generators for other devices all take an
+//! element's value from here, so a fused kernel computes bit for bit what the unfused
+//! operations compute. The rules, as PyTorch has them:
+//!
+//! - `//` and `%` follow Python: the quotient is floored and the remainder takes the sign of
+//!   the divisor. On integers a zero divisor is a [`Fault`]; on floats it gives `inf`/`NaN`.
+//! - Integer `+ - * neg abs` wrap on overflow; `i64::MIN // -1` wraps too.
+//! - An integer raised to a negative integer power is a [`Fault`].
+//! - `maximum`/`minimum` (and `clamp`, built from them) propagate `NaN`; `relu(NaN)` is `NaN`.
+//! - Casts from `f32` to `i64` truncate toward zero and saturate (`NaN` becomes 0); anything
+//!   non-zero, `NaN` included, is `true`.
+//!
+//! The macros below bind a name to the element function of an operation and evaluate a body
+//! with it, so a kernel matches on the operation once, outside its loop, and the loop body is
+//! a direct call the compiler can inline and vectorise.
+
+use super::op::BinaryOp;
+
+/// Why an element cannot be computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Integer `//` or `%` by zero.
+    DivisionByZero,
+    /// An integer raised to a negative integer power.
+    NegativePower,
+}
+
+impl Fault {
+    /// The fault a fallible integer operation raises.
+    pub fn of(op: BinaryOp) -> Fault {
+        match op {
+            BinaryOp::Pow => Fault::NegativePower,
+            _ => Fault::DivisionByZero,
+        }
+    }
+}
+
+/// PyTorch's `div_floor_floating`: floors `a / b` while staying exact where `fmod` is.
+pub fn floor_div_f32(a: f32, b: f32) -> f32 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let modulo = a % b;
+    let mut quotient = (a - modulo) / b;
+    if modulo != 0.0 && (b < 0.0) != (modulo < 0.0) {
+        quotient -= 1.0;
+    }
+    if quotient == 0.0 {
+        return 0.0f32.copysign(a / b);
+    }
+    let floor = quotient.floor();
+    if quotient - floor > 0.5 {
+        floor + 1.0
+    } else {
+        floor
+    }
+}
+
+/// `torch.remainder` for floats: `fmod` moved to the sign of the divisor.
+pub fn remainder_f32(a: f32, b: f32) -> f32 {
+    let modulo = a % b;
+    if modulo != 0.0 && (b < 0.0) != (modulo < 0.0) {
+        modulo + b
+    } else {
+        modulo
+    }
+}
+
+/// The larger element; `NaN` wins.
+pub fn maximum_f32(x: f32, y: f32) -> f32 {
+    if x.is_nan() || (!y.is_nan() && x >= y) {
+        x
+    } else {
+        y
+    }
+}
+
+/// The smaller element; `NaN` wins.
+pub fn minimum_f32(x: f32, y: f32) -> f32 {
+    if x.is_nan() || (!y.is_nan() && x <= y) {
+        x
+    } else {
+        y
+    }
+}
+
+pub fn relu_f32(x: f32) -> f32 {
+    if x <= 0.0 { 0.0 } else { x }
+}
+
+pub fn sigmoid_f32(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// Python's `//` on integers, or `None` for a zero divisor.
+pub fn floor_div_i64(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let quotient = a.wrapping_div(b);
+    Some(if a.wrapping_rem(b) != 0 && (a < 0) != (b < 0) {
+        quotient.wrapping_sub(1)
+    } else {
+        quotient
+    })
+}
+
+/// Python's `%` on integers (the sign of the divisor), or `None` for a zero divisor.
+pub fn remainder_i64(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let remainder = a.wrapping_rem(b);
+    Some(if remainder != 0 && (remainder < 0) != (b < 0) {
+        remainder.wrapping_add(b)
+    } else {
+        remainder
+    })
+}
+
+/// `base ** exponent` by squaring, wrapping on overflow, or `None` for a negative exponent.
+pub fn pow_i64(mut base: i64, mut exponent: i64) -> Option<i64> {
+    if exponent < 0 {
+        return None;
+    }
+    let mut result = 1i64;
+    while exponent > 0 {
+        if exponent & 1 == 1 {
+            result = result.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        exponent >>= 1;
+    }
+    Some(result)
+}
+
+pub fn f32_to_i64(x: f32) -> i64 {
+    x as i64
+}
+
+pub fn f32_to_bool(x: f32) -> bool {
+    x != 0.0
+}
+
+pub fn i64_to_f32(x: i64) -> f32 {
+    x as f32
+}
+
+pub fn bool_to_f32(x: bool) -> f32 {
+    f32::from(u8::from(x))
+}
+
+/// `$body` with `$f` bound to the `f32` function of an arithmetic or extremum op; `$other`
+/// for comparisons and logical ops.
+macro_rules! float_binary {
+    ($op:expr, |$f:ident| $body:expr, $other:expr) => {{
+        use $crate::graph::op::BinaryOp as Op;
+        use $crate::graph::semantics as element;
+        match $op {
+            Op::Add => {
+                let $f = |x: f32, y: f32| x + y;
+                $body
+            }
+            Op::Sub => {
+                let $f = |x: f32, y: f32| x - y;
+                $body
+            }
+            Op::Mul => {
+                let $f = |x: f32, y: f32| x * y;
+                $body
+            }
+            Op::Div => {
+                let $f = |x: f32, y: f32| x / y;
+                $body
+            }
+            Op::FloorDiv => {
+                let $f = element::floor_div_f32;
+                $body
+            }
+            Op::Rem => {
+                let $f = element::remainder_f32;
+                $body
+            }
+            Op::Pow => {
+                let $f = f32::powf;
+                $body
+            }
+            Op::Maximum => {
+                let $f = element::maximum_f32;
+                $body
+            }
+            Op::Minimum => {
+                let $f = element::minimum_f32;
+                $body
+            }
+            Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::And | Op::Or => $other,
+        }
+    }};
+}
+
+/// `$body` with `$f` bound to an infallible `i64` op; `$fallible` with `$g` bound to one
+/// that returns `None` on a [`Fault`] (`//`, `%`, `**`); `$other` for the rest.
+macro_rules! int_binary {
+    ($op:expr, |$f:ident| $body:expr, |$g:ident| $fallible:expr, $other:expr) => {{
+        use $crate::graph::op::BinaryOp as Op;
+        use $crate::graph::semantics as element;
+        match $op {
+            Op::Add => {
+                let $f = i64::wrapping_add;
+                $body
+            }
+            Op::Sub => {
+                let $f = i64::wrapping_sub;
+                $body
+            }
+            Op::Mul => {
+                let $f = i64::wrapping_mul;
+                $body
+            }
+            Op::And => {
+                let $f = |x: i64, y: i64| x & y;
+                $body
+            }
+            Op::Or => {
+                let $f = |x: i64, y: i64| x | y;
+                $body
+            }
+            Op::Maximum => {
+                let $f = |x: i64, y: i64| if x >= y { x } else { y };
+                $body
+            }
+            Op::Minimum => {
+                let $f = |x: i64, y: i64| if x <= y { x } else { y };
+                $body
+            }
+            Op::FloorDiv => {
+                let $g = element::floor_div_i64;
+                $fallible
+            }
+            Op::Rem => {
+                let $g = element::remainder_i64;
+                $fallible
+            }
+            Op::Pow => {
+                let $g = element::pow_i64;
+                $fallible
+            }
+            Op::Div | Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => $other,
+        }
+    }};
+}
+
+/// `$body` with `$f` bound to a `bool` logical or extremum op; `$other` for the rest.
+macro_rules! bool_binary {
+    ($op:expr, |$f:ident| $body:expr, $other:expr) => {{
+        use $crate::graph::op::BinaryOp as Op;
+        match $op {
+            Op::And | Op::Minimum => {
+                let $f = |x: bool, y: bool| x & y;
+                $body
+            }
+            Op::Or | Op::Maximum => {
+                let $f = |x: bool, y: bool| x | y;
+                $body
+            }
+            Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Div
+            | Op::FloorDiv
+            | Op::Rem
+            | Op::Pow
+            | Op::Eq
+            | Op::Ne
+            | Op::Lt
+            | Op::Le
+            | Op::Gt
+            | Op::Ge => $other,
+        }
+    }};
+}
+
+/// `$body` with `$f` bound to a comparison on elements of type `$t` (giving `bool`);
+/// `$other` for ops that are not comparisons.
+macro_rules! comparison {
+    ($op:expr, $t:ty, |$f:ident| $body:expr, $other:expr) => {{
+        use $crate::graph::op::BinaryOp as Op;
+        match $op {
+            Op::Eq => {
+                let $f = |x: $t, y: $t| x == y;
+                $body
+            }
+            Op::Ne => {
+                let $f = |x: $t, y: $t| x != y;
+                $body
+            }
+            Op::Lt => {
+                let $f = |x: $t, y: $t| x < y;
+                $body
+            }
+            Op::Le => {
+                let $f = |x: $t, y: $t| x <= y;
+                $body
+            }
+            Op::Gt => {
+                let $f = |x: $t, y: $t| x > y;
+                $body
+            }
+            Op::Ge => {
+                let $f = |x: $t, y: $t| x >= y;
+                $body
+            }
+            Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Div
+            | Op::FloorDiv
+            | Op::Rem
+            | Op::Pow
+            | Op::And
+            | Op::Or
+            | Op::Maximum
+            | Op::Minimum => $other,
+        }
+    }};
+}
+
+/// `$body` with `$f` bound to the `f32` function of a unary op (`not` gives `$other`).
+macro_rules! float_unary {
+    ($op:expr, |$f:ident| $body:expr, $other:expr) => {{
+        use $crate::graph::op::UnaryOp as Op;
+        use $crate::graph::semantics as element;
+        match $op {
+            Op::Neg => {
+                let $f = |x: f32| -x;
+                $body
+            }
+            Op::Abs => {
+                let $f = f32::abs;
+                $body
+            }
+            Op::Relu => {
+                let $f = element::relu_f32;
+                $body
+            }
+            Op::Exp => {
+                let $f = f32::exp;
+                $body
+            }
+            Op::Log => {
+                let $f = f32::ln;
+                $body
+            }
+            Op::Sqrt => {
+                let $f = f32::sqrt;
+                $body
+            }
+            Op::Sigmoid => {
+                let $f = element::sigmoid_f32;
+                $body
+            }
+            Op::Tanh => {
+                let $f = f32::tanh;
+                $body
+            }
+            Op::Not => $other,
+        }
+    }};
+}
+
+/// `$body` with `$f` bound to the `i64` function of `neg`, `abs` or `relu` (wrapping);
+/// `$other` for float functions and `not`.
+macro_rules! int_unary {
+    ($op:expr, |$f:ident| $body:expr, $other:expr) => {{
+        use $crate::graph::op::UnaryOp as Op;
+        match $op {
+            Op::Neg => {
+                let $f = i64::wrapping_neg;
+                $body
+            }
+            Op::Abs => {
+                let $f = i64::wrapping_abs;
+                $body
+            }
+            Op::Relu => {
+                let $f = |x: i64| x.max(0);
+                $body
+            }
+            Op::Exp | Op::Log | Op::Sqrt | Op::Sigmoid | Op::Tanh | Op::Not => $other,
+        }
+    }};
+}
+
+pub(crate) use {bool_binary, comparison, float_binary, float_unary, int_binary, int_unary};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_division_on_integers() {
+        let cases = [
+            (7, 2, 3, 1),
+            (-7, 2, -4, 1),
+            (7, -2, -4, -1),
+            (-7, -2, 3, -1),
+        ];
+        for (a, b, quotient, remainder) in cases {
+            assert_eq!(floor_div_i64(a, b), Some(quotient), "{a} // {b}");
+            assert_eq!(remainder_i64(a, b), Some(remainder), "{a} % {b}");
+        }
+        assert_eq!(floor_div_i64(i64::MIN, -1), Some(i64::MIN));
+        assert_eq!(remainder_i64(i64::MIN, -1), Some(0));
+        assert_eq!(floor_div_i64(1, 0), None);
+        assert_eq!(remainder_i64(1, 0), None);
+    }
+
+    #[test]
+    fn python_division_on_floats() {
+        assert_eq!(floor_div_f32(-7.0, 2.0), -4.0);
+        assert_eq!(remainder_f32(-7.0, 2.0), 1.0);
+        assert_eq!(remainder_f32(7.0, -2.0), -1.0);
+        assert!(floor_div_f32(1.0, 0.0).is_infinite());
+        assert!(floor_div_f32(0.0, 0.0).is_nan());
+        assert!(floor_div_f32(-0.0, 3.0).is_sign_negative());
+    }
+
+    #[test]
+    fn nan_propagates_through_extrema_and_relu() {
+        assert!(maximum_f32(f32::NAN, 1.0).is_nan());
+        assert!(maximum_f32(1.0, f32::NAN).is_nan());
+        assert!(minimum_f32(1.0, f32::NAN).is_nan());
+        assert!(relu_f32(f32::NAN).is_nan());
+        assert_eq!(relu_f32(-0.5), 0.0);
+    }
+
+    #[test]
+    fn integer_powers_wrap_and_refuse_negative_exponents() {
+        assert_eq!(pow_i64(3, 4), Some(81));
+        assert_eq!(pow_i64(2, 64), Some(0));
+        assert_eq!(pow_i64(2, -1), None);
+        assert_eq!(Fault::of(BinaryOp::Pow), Fault::NegativePower);
+        assert_eq!(Fault::of(BinaryOp::Rem), Fault::DivisionByZero);
+    }
+
+    #[test]
+    fn casts_saturate_and_nan_is_true() {
+        assert_eq!(f32_to_i64(f32::NAN), 0);
+        assert_eq!(f32_to_i64(1e30), i64::MAX);
+        assert_eq!(f32_to_i64(-2.7), -2);
+        assert!(f32_to_bool(f32::NAN));
+        assert!(!f32_to_bool(-0.0));
+    }
+
+    #[test]
+    fn the_macros_bind_each_operation() {
+        let add = float_binary!(BinaryOp::Add, |f| f(1.5, 2.0), f32::NAN);
+        assert_eq!(add, 3.5);
+        let floor = int_binary!(BinaryOp::FloorDiv, |f| Some(f(0, 0)), |g| g(-7, 2), None);
+        assert_eq!(floor, Some(-4));
+        let less = comparison!(BinaryOp::Lt, i64, |f| f(1, 2), false);
+        assert!(less);
+        let or = bool_binary!(BinaryOp::Maximum, |f| f(false, true), false);
+        assert!(or);
+    }
+}
