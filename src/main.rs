@@ -5,6 +5,7 @@
 use std::io::{BufWriter, IsTerminal, Stdout, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tsl::graph::passes::FusionPolicy;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -60,6 +61,9 @@ enum Command {
         /// Print Graphviz DOT instead of text.
         #[arg(long)]
         dot: bool,
+        /// Print the graph as it will run: elementwise groups fused, with their members.
+        #[arg(long)]
+        fused: bool,
     },
     /// Explain a diagnostic code, e.g. `tsl explain data-dependent-guard`.
     Explain { code: String },
@@ -122,8 +126,9 @@ fn main() -> ExitCode {
             file,
             function,
             dot,
+            fused,
         }) => on_interpreter_thread(format, move |interpreter| {
-            print_graph(interpreter, &file, &function, dot)
+            print_graph(interpreter, &file, &function, GraphForm { dot, fused })
         }),
         Some(Command::Explain { code }) => explain(&code),
         None => match cli.file {
@@ -182,7 +187,14 @@ fn on_big_stack(body: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
 }
 
 /// `tsl graph`: the graph of one function traced from its annotations.
-fn print_graph(interpreter: &mut Interpreter, file: &Path, name: &str, dot: bool) -> Status {
+/// How `tsl graph` shows a graph.
+#[derive(Clone, Copy)]
+struct GraphForm {
+    dot: bool,
+    fused: bool,
+}
+
+fn print_graph(interpreter: &mut Interpreter, file: &Path, name: &str, form: GraphForm) -> Status {
     let Some((module, _)) = interpreter.load_definitions(file) else {
         return Status::Failed;
     };
@@ -205,8 +217,11 @@ fn print_graph(interpreter: &mut Interpreter, file: &Path, name: &str, dot: bool
         interpreter.report(note);
     }
     match traced {
-        Ok(traced) => {
-            let text = if dot {
+        Ok(mut traced) => {
+            if form.fused {
+                tsl::graph::passes::fuse(&mut traced.graph, &FusionPolicy::default());
+            }
+            let text = if form.dot {
                 tsl::graph::dot::to_dot(&traced.graph)
             } else {
                 tsl::graph::print::print_graph(&traced.graph, Some(interpreter.sources()))

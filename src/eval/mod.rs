@@ -67,6 +67,9 @@ pub struct Options {
     /// Keep a copy of every traced graph as it was before the passes ran (for tests that
     /// compare graphs before and after optimisation).
     pub keep_unoptimized: bool,
+    /// Run compiled graphs without fusing their elementwise operations (each op is its own
+    /// kernel), to compare with fused runs.
+    pub unfused: bool,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.

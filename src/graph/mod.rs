@@ -7,6 +7,7 @@
 //! backend.
 
 pub mod dot;
+pub mod fused;
 pub mod ir;
 pub mod op;
 pub mod passes;

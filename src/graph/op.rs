@@ -6,7 +6,9 @@
 //! (resolve `-1`, wrap negative starts, expand `...`) before any backend sees it.
 
 use std::fmt;
+use std::sync::Arc;
 
+use super::fused::FusedKernel;
 use super::shape::Dim;
 use crate::dtype::DType;
 
@@ -294,6 +296,9 @@ pub enum Op {
     RepeatIndices,
     Unique,
     MatMul,
+    /// A group of elementwise operations and reductions computed in one pass (made by
+    /// `passes::fuse` when a compiled graph is prepared to run). Operands: its inputs.
+    Fused(Arc<FusedKernel>),
 }
 
 impl Op {
@@ -327,6 +332,7 @@ impl Op {
             Op::RepeatInterleave { .. } | Op::RepeatIndices => "repeat_interleave",
             Op::Unique => "unique",
             Op::MatMul => "matmul",
+            Op::Fused(_) => "fused",
         }
     }
 
@@ -395,6 +401,7 @@ impl Op {
             | Op::RepeatIndices
             | Op::Unique
             | Op::MatMul => Ok(()),
+            Op::Fused(kernel) => Arc::make_mut(kernel).try_for_each_dim(visit),
         }
     }
 

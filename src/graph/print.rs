@@ -40,6 +40,11 @@ fn write_body(text: &mut String, graph: &Graph, depth: usize) {
         let _ = write!(text, "{indent}");
         write_node(text, graph, id.0, node);
         text.push('\n');
+        if let NodeKind::Op(Op::Fused(kernel)) = &node.kind {
+            for line in kernel.body_lines(&|size| dim(size, &graph.env)) {
+                let _ = writeln!(text, "{indent}    {line}");
+            }
+        }
         if let NodeKind::Cond {
             then_branch,
             else_branch,
@@ -64,6 +69,15 @@ fn write_node(text: &mut String, graph: &Graph, index: u32, node: &Node) {
         }
         NodeKind::Constant { index: constant } => {
             let _ = write!(text, "%{index} = constant #{constant} : {}", outputs());
+        }
+        NodeKind::Op(Op::Fused(kernel)) => {
+            let _ = write!(
+                text,
+                "%{index} = fused[{}]({}) : {}",
+                kernel.member_names().join(", "),
+                args(&node.args, graph),
+                outputs()
+            );
         }
         NodeKind::Op(op) => {
             let _ = write!(

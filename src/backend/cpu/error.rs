@@ -42,6 +42,13 @@ pub enum KernelError {
     /// A missing, unreadable or unsupported `.npy` file.
     #[error("{0}")]
     Input(String),
+    /// An element error inside a fused kernel, raised by one of the operations it replaced
+    /// (`member` indexes the kernel's members), which the error is reported at.
+    #[error("{error}")]
+    InMember {
+        member: usize,
+        error: Box<KernelError>,
+    },
 }
 
 pub type Result<T, E = KernelError> = std::result::Result<T, E>;
@@ -60,6 +67,9 @@ impl From<Fault> for KernelError {
 impl KernelError {
     /// The error as a diagnostic at the operation that raised it (eagerly or in a graph).
     pub fn diagnostic(&self, span: Span) -> Diagnostic {
+        if let KernelError::InMember { error, .. } = self {
+            return error.diagnostic(span);
+        }
         let code = match self {
             KernelError::TooLarge { .. } | KernelError::DivisionByZero | KernelError::Value(_) => {
                 Code::ValueError
@@ -69,6 +79,7 @@ impl KernelError {
             }
             KernelError::Type(_) => Code::TypeError,
             KernelError::Input(_) => Code::InputError,
+            KernelError::InMember { .. } => Code::InternalError,
         };
         let diagnostic = Diagnostic::error(code, span, self.to_string());
         match self {

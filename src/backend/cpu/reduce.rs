@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, dim_error, format_shape};
+use super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
 use super::tensor::{Element, Tensor, with_array};
 pub use crate::graph::op::ReduceOp;
 use crate::graph::shape::reduce_dtype;
@@ -119,10 +120,11 @@ fn arithmetic(op: ReduceOp, input: &Tensor, plan: &Plan) -> Result<Tensor> {
 }
 
 fn extremum<T: Element>(op: ReduceOp, array: &ArcArray<T, IxDyn>, plan: &Plan) -> Result<Tensor> {
-    let largest = op == ReduceOp::Max;
-    lanes_map(array, plan, |lane| {
-        arg_best(lane, largest).map_or(lane[0], |index| lane[index])
-    })
+    if op == ReduceOp::Max {
+        lanes_map(array, plan, fold_lane::<T, Best<T, true>>)
+    } else {
+        lanes_map(array, plan, fold_lane::<T, Best<T, false>>)
+    }
 }
 
 /// `reduce` applied to each lane of `array` under `plan`.
@@ -163,75 +165,28 @@ fn lanes<'a, T: Element>(
         .map_err(|error| KernelError::Shape(error.to_string()))
 }
 
-/// Reduces blocks of [`PARALLEL_THRESHOLD`] elements with `leaf` (in parallel when there
-/// are several) and then the block results with `combine`.
-fn blocked<T: Sync, O: Send>(
-    values: &[T],
-    leaf: impl Fn(&[T]) -> O + Send + Sync,
-    combine: impl Fn(&[O]) -> O,
-) -> O {
-    if values.len() <= PARALLEL_THRESHOLD {
-        return leaf(values);
-    }
-    let parts: Vec<O> = values.par_chunks(PARALLEL_THRESHOLD).map(leaf).collect();
-    combine(&parts)
-}
-
-/// Sum with eight accumulators, which vectorises and loses less precision than one.
 fn sum_float(values: &[f32]) -> f32 {
-    blocked(values, sum_float_leaf, sum_float_leaf)
-}
-
-fn sum_float_leaf(values: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    let blocks = values.chunks_exact(8);
-    let rest = blocks.remainder();
-    for block in blocks {
-        for (lane, &x) in lanes.iter_mut().zip(block) {
-            *lane += x;
-        }
-    }
-    let paired = [
-        lanes[0] + lanes[4],
-        lanes[1] + lanes[5],
-        lanes[2] + lanes[6],
-        lanes[3] + lanes[7],
-    ];
-    rest.iter().fold(
-        (paired[0] + paired[2]) + (paired[1] + paired[3]),
-        |total, &x| total + x,
-    )
+    fold_lane::<f32, SumF32>(values)
 }
 
 fn product_float(values: &[f32]) -> f32 {
-    let leaf = |part: &[f32]| part.iter().product::<f32>();
-    blocked(values, leaf, leaf)
+    fold_lane::<f32, ProdF32>(values)
 }
 
 fn sum_integer(values: &[i64]) -> i64 {
-    let leaf = |part: &[i64]| part.iter().fold(0i64, |total, &x| total.wrapping_add(x));
-    blocked(values, leaf, leaf)
+    fold_lane::<i64, SumI64>(values)
 }
 
 fn product_integer(values: &[i64]) -> i64 {
-    let leaf = |part: &[i64]| part.iter().fold(1i64, |total, &x| total.wrapping_mul(x));
-    blocked(values, leaf, leaf)
+    fold_lane::<i64, ProdI64>(values)
 }
 
 fn all(values: &[bool]) -> bool {
-    blocked(
-        values,
-        |part| part.iter().all(|&x| x),
-        |parts| parts.iter().all(|&x| x),
-    )
+    fold_lane::<bool, All>(values)
 }
 
 fn any(values: &[bool]) -> bool {
-    blocked(
-        values,
-        |part| part.iter().any(|&x| x),
-        |parts| parts.iter().any(|&x| x),
-    )
+    fold_lane::<bool, Any>(values)
 }
 
 /// The index of the first largest (or smallest) element, where the first `NaN` wins.

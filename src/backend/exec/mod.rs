@@ -114,7 +114,7 @@ impl<D: Device> Machine<'_, D> {
                     let outputs = self
                         .device
                         .run(op, operands)
-                        .map_err(|error| failure(error.diagnostic(node.span), node))?;
+                        .map_err(|error| op_failure(op, &error, node))?;
                     self.bind(node, &outputs);
                     debug_check_outputs(self, &plan.graph, node, &outputs);
                     for (offset, output) in outputs.into_iter().enumerate() {
@@ -475,6 +475,21 @@ fn failure(mut diagnostic: Diagnostic, node: &Node) -> Box<Diagnostic> {
         diagnostic.push_frame(frame.function.clone(), frame.call_site);
     }
     Box::new(diagnostic)
+}
+
+/// A diagnostic for an error an op raised when it ran. An error inside a fused kernel is
+/// reported at the operation it replaced that raised it, as that operation alone would be.
+fn op_failure(op: &Op, error: &KernelError, node: &Node) -> Box<Diagnostic> {
+    if let (Op::Fused(kernel), KernelError::InMember { member, error }) = (op, error)
+        && let Some(member) = kernel.members.get(*member)
+    {
+        let mut diagnostic = error.diagnostic(member.span);
+        for frame in &member.trace {
+            diagnostic.push_frame(frame.function.clone(), frame.call_site);
+        }
+        return Box::new(diagnostic);
+    }
+    failure(error.diagnostic(node.span), node)
 }
 
 fn kernel(error: &KernelError, node: &Node) -> Box<Diagnostic> {

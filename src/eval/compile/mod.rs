@@ -86,8 +86,9 @@ impl Interpreter {
             .iter()
             .filter_map(|tensor| tensor.real().cloned())
             .collect();
+        let graph = self.prepare(traced.graph, call_site)?;
         let entry = Rc::new(Entry::new(
-            Plan::new(traced.graph),
+            Plan::new(graph),
             constants,
             &arguments,
             traced.globals,
@@ -250,6 +251,22 @@ impl Interpreter {
             .map(|value| (value, call_site))
             .collect();
         self.run_bound(function, bound)
+    }
+
+    /// Readies a finished trace to run: its elementwise operations fused (unless the options
+    /// say otherwise), verified again.
+    fn prepare(&self, mut graph: Graph, span: Span) -> Result<Graph> {
+        if self.options.unfused {
+            return Ok(graph);
+        }
+        passes::fuse(&mut graph, &passes::FusionPolicy::default());
+        verify::verify(&graph).map_err(|problem| {
+            Box::new(Diagnostic::internal(
+                span,
+                format!("the fused graph of `{}` is invalid: {problem}", graph.name),
+            ))
+        })?;
+        Ok(graph)
     }
 
     /// Records the output, optimises, verifies and logs a finished trace.

@@ -10,9 +10,13 @@
 //! - `cse`: a pure node identical to an earlier one (same operation, same arguments) is
 //!   replaced by it.
 //! - `dce`: nodes whose outputs nothing kept uses are removed, then ids are renumbered.
+//! - `fuse`: groups of elementwise operations and their reductions become one fused node.
+//!   It runs when a compiled graph is prepared to run, not in [`optimize`]: the printed graph
+//!   (`tsl graph`) shows the operations as written unless `--fused` asks for it.
 
 mod cse;
 mod dce;
+mod fuse;
 mod rewrite;
 mod simplify;
 
@@ -20,6 +24,7 @@ use super::ir::{Graph, NodeKind};
 
 pub use cse::eliminate_common_subexpressions;
 pub use dce::eliminate_dead_code;
+pub use fuse::{FusionPolicy, fuse};
 pub use simplify::simplify;
 
 /// The pipeline run on every trace, also on the branches of `cond`.

@@ -65,7 +65,8 @@ fn identity_input(graph: &Graph, node: &Node) -> Option<ValueRef> {
         | Op::RepeatInterleave { .. }
         | Op::RepeatIndices
         | Op::Unique
-        | Op::MatMul => false,
+        | Op::MatMul
+        | Op::Fused(_) => false,
     };
     (unchanged && node.outputs[0] == *meta).then_some(*input)
 }

@@ -372,5 +372,6 @@ pub fn infer(op: &mut Op, inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<
         Op::Cat { dim } => one(layout::cat(inputs, *dim, sizes)?),
         Op::Stack { dim } => one(layout::stack(inputs, *dim, sizes)?),
         Op::Split { sizes: parts, dim } => layout::split(&inputs[0], parts, *dim, sizes),
+        Op::Fused(kernel) => Ok(kernel.output_metas()),
     }
 }

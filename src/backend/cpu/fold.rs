@@ -1,0 +1,252 @@
+//! Folding a lane of elements into one: the accumulators of every reduction, shared by the
+//! reduce kernels and fused kernels so that both give bit-identical results.
+//!
+//! An accumulator takes its lane in pieces of any length, in order, and gives the same result
+//! as folding the whole lane at once. A lane longer than [`BLOCK`] is folded block by block
+//! (in parallel), and the block results are folded again in order, so results never depend on
+//! the number of threads.
+
+use rayon::prelude::*;
+
+use super::elementwise::PARALLEL_THRESHOLD;
+use super::tensor::Element;
+use crate::dtype::Scalar;
+
+/// The length of the blocks a long lane is folded in.
+pub(crate) const BLOCK: usize = PARALLEL_THRESHOLD;
+
+/// An accumulator over elements of type `T`.
+pub(crate) trait Fold<T: Copy>: Default {
+    fn push(&mut self, values: &[T]);
+    fn finish(self) -> T;
+
+    /// Folds `values` at once.
+    fn of(values: &[T]) -> T {
+        let mut fold = Self::default();
+        fold.push(values);
+        fold.finish()
+    }
+}
+
+/// Folds a lane: blocks of [`BLOCK`] elements first when it is longer, then their results.
+pub(crate) fn fold_lane<T: Copy + Send + Sync, F: Fold<T>>(values: &[T]) -> T {
+    if values.len() <= BLOCK {
+        return F::of(values);
+    }
+    let parts: Vec<T> = values.par_chunks(BLOCK).map(F::of).collect();
+    F::of(&parts)
+}
+
+/// A float sum with eight accumulators, which vectorises and loses less precision than one.
+/// The last `len % 8` elements are added after the accumulators are combined.
+#[derive(Default)]
+pub(crate) struct SumF32 {
+    lanes: [f32; 8],
+    pending: [f32; 8],
+    waiting: usize,
+}
+
+impl SumF32 {
+    fn add_block(&mut self, block: &[f32]) {
+        for (lane, &x) in self.lanes.iter_mut().zip(block) {
+            *lane += x;
+        }
+    }
+}
+
+impl Fold<f32> for SumF32 {
+    fn push(&mut self, mut values: &[f32]) {
+        if self.waiting > 0 {
+            let take = (8 - self.waiting).min(values.len());
+            self.pending[self.waiting..self.waiting + take].copy_from_slice(&values[..take]);
+            self.waiting += take;
+            values = &values[take..];
+            if self.waiting < 8 {
+                return;
+            }
+            let pending = self.pending;
+            self.add_block(&pending);
+            self.waiting = 0;
+        }
+        let blocks = values.chunks_exact(8);
+        let rest = blocks.remainder();
+        for block in blocks {
+            self.add_block(block);
+        }
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.waiting = rest.len();
+    }
+
+    fn finish(self) -> f32 {
+        let lanes = self.lanes;
+        let paired = [
+            lanes[0] + lanes[4],
+            lanes[1] + lanes[5],
+            lanes[2] + lanes[6],
+            lanes[3] + lanes[7],
+        ];
+        self.pending[..self.waiting].iter().fold(
+            (paired[0] + paired[2]) + (paired[1] + paired[3]),
+            |total, &x| total + x,
+        )
+    }
+}
+
+/// A float product, in order.
+pub(crate) struct ProdF32(f32);
+
+impl Default for ProdF32 {
+    fn default() -> ProdF32 {
+        ProdF32(1.0)
+    }
+}
+
+impl Fold<f32> for ProdF32 {
+    fn push(&mut self, values: &[f32]) {
+        self.0 = values.iter().fold(self.0, |product, &x| product * x);
+    }
+    fn finish(self) -> f32 {
+        self.0
+    }
+}
+
+/// A wrapping integer sum.
+#[derive(Default)]
+pub(crate) struct SumI64(i64);
+
+impl Fold<i64> for SumI64 {
+    fn push(&mut self, values: &[i64]) {
+        self.0 = values
+            .iter()
+            .fold(self.0, |total, &x| total.wrapping_add(x));
+    }
+    fn finish(self) -> i64 {
+        self.0
+    }
+}
+
+/// A wrapping integer product.
+pub(crate) struct ProdI64(i64);
+
+impl Default for ProdI64 {
+    fn default() -> ProdI64 {
+        ProdI64(1)
+    }
+}
+
+impl Fold<i64> for ProdI64 {
+    fn push(&mut self, values: &[i64]) {
+        self.0 = values
+            .iter()
+            .fold(self.0, |product, &x| product.wrapping_mul(x));
+    }
+    fn finish(self) -> i64 {
+        self.0
+    }
+}
+
+/// The largest (`LARGEST`) or smallest element, where the first `NaN` wins. An empty lane
+/// gives zero; callers refuse empty extents first.
+pub(crate) struct Best<T, const LARGEST: bool>(Option<T>);
+
+impl<T, const LARGEST: bool> Default for Best<T, LARGEST> {
+    fn default() -> Self {
+        Best(None)
+    }
+}
+
+impl<T: Element, const LARGEST: bool> Fold<T> for Best<T, LARGEST> {
+    fn push(&mut self, values: &[T]) {
+        for &value in values {
+            match self.0 {
+                None => self.0 = Some(value),
+                Some(best) if best.is_nan() => return,
+                Some(best) => {
+                    let better = if LARGEST { value > best } else { value < best };
+                    if value.is_nan() || better {
+                        self.0 = Some(value);
+                    }
+                }
+            }
+        }
+    }
+    fn finish(self) -> T {
+        self.0.unwrap_or_else(|| T::from_scalar(Scalar::Int(0)))
+    }
+}
+
+/// Whether every element is true.
+pub(crate) struct All(bool);
+
+impl Default for All {
+    fn default() -> All {
+        All(true)
+    }
+}
+
+impl Fold<bool> for All {
+    fn push(&mut self, values: &[bool]) {
+        self.0 = self.0 && values.iter().all(|&x| x);
+    }
+    fn finish(self) -> bool {
+        self.0
+    }
+}
+
+/// Whether some element is true.
+#[derive(Default)]
+pub(crate) struct Any(bool);
+
+impl Fold<bool> for Any {
+    fn push(&mut self, values: &[bool]) {
+        self.0 = self.0 || values.iter().any(|&x| x);
+    }
+    fn finish(self) -> bool {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushing a lane in pieces gives the result of pushing it whole.
+    fn pieces_agree<T: Copy + PartialEq + std::fmt::Debug, F: Fold<T>>(values: &[T]) {
+        let whole = F::of(values);
+        for piece in [1, 3, 7, 8, 9, 4096] {
+            let mut fold = F::default();
+            values.chunks(piece).for_each(|chunk| fold.push(chunk));
+            assert_eq!(fold.finish(), whole, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn folding_in_pieces_is_folding_at_once() {
+        let floats: Vec<f32> = (0..1001).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+        pieces_agree::<f32, SumF32>(&floats);
+        pieces_agree::<f32, ProdF32>(&floats[..40]);
+        pieces_agree::<f32, Best<f32, true>>(&floats);
+        pieces_agree::<f32, Best<f32, false>>(&floats);
+        let ints: Vec<i64> = (0..1001).map(|i| i * 7919 - 3_000_000).collect();
+        pieces_agree::<i64, SumI64>(&ints);
+        pieces_agree::<i64, ProdI64>(&ints);
+        let flags: Vec<bool> = (0..100).map(|i| i % 7 != 0).collect();
+        pieces_agree::<bool, All>(&flags);
+        pieces_agree::<bool, Any>(&flags);
+    }
+
+    #[test]
+    fn the_first_nan_wins_an_extremum() {
+        let values = [1.0, f32::NAN, 5.0];
+        assert!(Best::<f32, true>::of(&values).is_nan());
+        assert!(Best::<f32, false>::of(&values).is_nan());
+        assert_eq!(Best::<f32, true>::of(&[1.0, 5.0, 2.0]), 5.0);
+    }
+
+    #[test]
+    fn long_lanes_fold_by_blocks() {
+        let values: Vec<f32> = (0..3 * BLOCK + 5).map(|i| (i % 13) as f32 * 0.1).collect();
+        let blocks: Vec<f32> = values.chunks(BLOCK).map(SumF32::of).collect();
+        assert_eq!(fold_lane::<f32, SumF32>(&values), SumF32::of(&blocks));
+    }
+}
