@@ -1,3 +1,6 @@
+//! Fused against unfused: every program with `@compile` also runs compiled without fusion,
+//! and the two runs must print exactly the same bytes and report exactly the same errors.
+//!
 //! Eager against compiled: every suite program and example that uses `@compile` runs both
 //! ways and must print the same lines (integers and booleans exactly, floats within 1e-5
 //! relative) and stop at the same error. Programs whose compiled run legitimately differs
@@ -6,7 +9,7 @@
 
 mod common;
 
-use common::{differences, on_big_stack, root, run_file, tsl_files};
+use common::{differences, exact_differences, on_big_stack, root, run_file, tsl_files};
 use tsl::eval::Options;
 
 #[test]
@@ -31,6 +34,39 @@ fn compiled_runs_agree_with_eager_runs() {
             let compiled = run_file(&path, Options::default());
             let name = path.display().to_string();
             let problems = differences(&name, &eager, &compiled);
+            if !problems.is_empty() {
+                failures.push(format!("{name}:\n  {}", problems.join("\n  ")));
+            }
+            compared += 1;
+        }
+        assert!(compared >= 10, "only {compared} programs were compared");
+        failures
+    });
+    assert!(failures.is_empty(), "\n{}\n", failures.join("\n\n"));
+}
+
+#[test]
+fn fused_runs_are_bitwise_equal_to_unfused_runs() {
+    let failures = on_big_stack(|| {
+        let mut files = tsl_files(&root().join("tests/suite"));
+        files.extend(tsl_files(&root().join("examples")));
+        let mut failures = Vec::new();
+        let mut compared = 0;
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("suite files are UTF-8");
+            if !text.contains("@compile") {
+                continue;
+            }
+            let unfused = run_file(
+                &path,
+                Options {
+                    unfused: true,
+                    ..Options::default()
+                },
+            );
+            let fused = run_file(&path, Options::default());
+            let name = path.display().to_string();
+            let problems = exact_differences(&name, &unfused, &fused);
             if !problems.is_empty() {
                 failures.push(format!("{name}:\n  {}", problems.join("\n  ")));
             }

@@ -16,7 +16,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use common::{differences, on_big_stack, run_source};
+use common::{differences, exact_differences, on_big_stack, run_source};
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -611,7 +611,17 @@ fn random_programs_agree_compiled_and_eager() {
                         }
                     });
                 *outcomes.entry(outcome).or_insert(0) += 1;
-                differences("generated.tsl", &eager, &compiled)
+                let unfused = run_source(
+                    "generated.tsl",
+                    &text,
+                    Options {
+                        unfused: true,
+                        ..Options::default()
+                    },
+                );
+                let mut problems = differences("generated.tsl", &eager, &compiled);
+                problems.extend(exact_differences("generated.tsl", &unfused, &compiled));
+                problems
             };
             let problems = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compare))
                 .unwrap_or_else(|_| vec!["the interpreter panicked".to_string()]);

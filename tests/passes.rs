@@ -1,6 +1,7 @@
 //! No pass may drop a check: for every traced graph of every suite program and example (the
 //! traces of real calls, and the traces `tsl check` makes from annotations), the asserts after
-//! all passes are exactly the asserts before them.
+//! all passes are exactly the asserts before them, and fusion keeps every node with effects in
+//! its order.
 
 mod common;
 
@@ -38,6 +39,22 @@ fn asserts(graph: &Graph) -> Vec<String> {
     found
 }
 
+/// The nodes with effects (asserts, prints, random numbers, branches), in program order:
+/// fusion may move pure operations later, never these.
+fn effects_in_order(graph: &Graph) -> Vec<String> {
+    graph
+        .nodes
+        .iter()
+        .filter(|node| node.kind.has_effects() || matches!(node.kind, NodeKind::Item))
+        .map(|node| match &node.kind {
+            NodeKind::Assert { message, .. } => format!("assert {}", text(&message.0)),
+            NodeKind::DeviceAssert { message, .. } => format!("device_assert {}", text(&message.0)),
+            NodeKind::Print { line } => format!("print {}", text(&line.0)),
+            other => format!("{other:?}").chars().take(40).collect(),
+        })
+        .collect()
+}
+
 fn text(parts: &[Part]) -> String {
     parts
         .iter()
@@ -69,11 +86,12 @@ fn traces_of(path: std::path::PathBuf) -> Vec<Graph> {
 
 #[test]
 fn no_pass_drops_an_assert() {
-    let (graphs, with_asserts) = on_big_stack(|| {
+    let (graphs, with_asserts, with_fusion) = on_big_stack(|| {
         let mut files = tsl_files(&root().join("tests/suite"));
         files.extend(tsl_files(&root().join("examples")));
         let mut graphs = 0;
         let mut with_asserts = 0;
+        let mut with_fusion = 0;
         for path in files {
             for graph in traces_of(path.clone()) {
                 let before = asserts(&graph);
@@ -86,12 +104,21 @@ fn no_pass_drops_an_assert() {
                     path.display(),
                     graph.name
                 );
+                let effects = effects_in_order(&optimized);
+                let mut fused = optimized.clone();
+                passes::fuse(&mut fused, &passes::FusionPolicy::default());
+                let context = format!("{}: fused graph {}", path.display(), graph.name);
+                assert_eq!(asserts(&fused), before, "{context}");
+                assert_eq!(effects_in_order(&fused), effects, "{context}");
+                assert_eq!(tsl::graph::verify::verify(&fused), Ok(()), "{context}");
+                with_fusion += usize::from(fused.nodes.len() < optimized.nodes.len());
                 graphs += 1;
                 with_asserts += usize::from(!before.is_empty());
             }
         }
-        (graphs, with_asserts)
+        (graphs, with_asserts, with_fusion)
     });
+    assert!(with_fusion >= 10, "only {with_fusion} graphs were fused");
     assert!(graphs >= 20, "only {graphs} graphs were traced");
     assert!(
         with_asserts >= 10,

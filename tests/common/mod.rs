@@ -392,6 +392,33 @@ fn tokens(line: &str) -> Vec<Token<'_>> {
 }
 
 /// How an eager run and a compiled run of the same program differ (empty when they agree):
+/// How two runs that must be bitwise identical (fused and unfused compiled code) differ:
+/// printed lines must be equal byte for byte (floats print their shortest round-trip form, so
+/// any difference in bits shows), and so must every diagnostic's code, line and message.
+pub fn exact_differences(file: &str, unfused: &Run, fused: &Run) -> Vec<String> {
+    let mut problems = Vec::new();
+    if unfused.stdout != fused.stdout {
+        problems.push(format!(
+            "stdout differs\n  unfused: {:?}\n  fused:   {:?}",
+            unfused.stdout, fused.stdout
+        ));
+    }
+    let summary = |run: &Run| -> Vec<(String, Option<usize>, String)> {
+        run.diagnostics
+            .iter()
+            .map(|d| (d.code.clone(), d.line_in(file), d.message.clone()))
+            .collect()
+    };
+    if summary(unfused) != summary(fused) {
+        problems.push(format!(
+            "diagnostics differ\n  unfused: {:?}\n  fused:   {:?}",
+            summary(unfused),
+            summary(fused)
+        ));
+    }
+    problems
+}
+
 /// the same printed lines (floats within tolerance) and the same first error, by code and
 /// line in `file`. A compiled run may instead stop with `check-failed` on an assumption a
 /// shape rule made at the line where the eager run failed (spec §6).
