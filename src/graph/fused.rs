@@ -113,9 +113,14 @@ impl FusedKernel {
         Ok(())
     }
 
-    /// Whether an element of some instruction can fail (integer `//`, `%` or `**`).
+    /// Whether an element of some instruction can fail (integer `//`, `%` or `**`, an
+    /// extremum of an empty row or of no elements).
     pub fn is_fallible(&self) -> bool {
         self.body.iter().any(Instr::is_fallible)
+            || self
+                .outputs
+                .iter()
+                .any(|output| output.reduce.is_some_and(ReduceOp::needs_elements))
     }
 
     /// The names of the members, for printing: `fused[gt, mul, sum]`.
@@ -171,10 +176,13 @@ impl Instr {
     }
 
     pub fn is_fallible(&self) -> bool {
-        matches!(
-            self.kind,
-            InstrKind::Binary(BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow, ..)
-        ) && self.dtype == DType::I64
+        match self.kind {
+            InstrKind::Binary(BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow, ..) => {
+                self.dtype == DType::I64
+            }
+            InstrKind::Reduce(op, _) => op.needs_elements(),
+            _ => false,
+        }
     }
 
     /// The instructions this one reads.

@@ -10,9 +10,10 @@
 
 use std::fmt;
 
-use super::op::Op;
+use super::op::{BinaryOp, IndexSpec, Op};
 use super::shape::{Dim, Meta};
 use crate::diag::Frame;
+use crate::dtype::DType;
 use crate::source::Span;
 use crate::sym::{ExprId, ShapeEnv, SymbolId};
 
@@ -163,6 +164,58 @@ impl NodeKind {
             self,
             NodeKind::Assert { .. } | NodeKind::DeviceAssert { .. }
         )
+    }
+}
+
+impl Node {
+    /// Whether running the node can fail because of the values (not the sizes) it computes
+    /// on: an index out of range, an integer division by zero or negative power, a negative
+    /// repeat count, an extremum over an extent that may be empty. Such a node is never
+    /// removed, even when nothing uses its result, so a compiled run fails where an eager one
+    /// does.
+    pub fn can_fail_on_data(&self) -> bool {
+        let NodeKind::Op(op) = &self.kind else {
+            return false;
+        };
+        let integer = self
+            .outputs
+            .first()
+            .is_some_and(|meta| meta.dtype == DType::I64);
+        match op {
+            Op::Binary(BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow) => integer,
+            Op::Reduce { op, .. } => op.needs_elements(),
+            Op::Index { items } => items
+                .iter()
+                .any(|item| matches!(item, IndexSpec::Indices { .. })),
+            Op::Fused(kernel) => kernel.is_fallible(),
+            Op::IndexSelect { .. }
+            | Op::Gather { .. }
+            | Op::RepeatInterleave { .. }
+            | Op::RepeatIndices => true,
+            Op::Full { .. }
+            | Op::Arange { .. }
+            | Op::Randn { .. }
+            | Op::Binary(_)
+            | Op::Unary(_)
+            | Op::Cast(_)
+            | Op::Where
+            | Op::Clamp { .. }
+            | Op::Cumsum { .. }
+            | Op::Diff { .. }
+            | Op::Reshape { .. }
+            | Op::Permute { .. }
+            | Op::Squeeze { .. }
+            | Op::Unsqueeze { .. }
+            | Op::Expand { .. }
+            | Op::Cat { .. }
+            | Op::Stack { .. }
+            | Op::Split { .. }
+            | Op::Narrow { .. }
+            | Op::Nonzero
+            | Op::MaskedSelect
+            | Op::Unique
+            | Op::MatMul => false,
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! Dead-code elimination. A node is live when it has effects, when something live uses one
-//! of its outputs, or when it binds a symbol something live needs; input nodes are kept so
+//! Dead-code elimination. A node is live when it has effects, when it can fail on the data
+//! it computes on (an unused `index_select` with an index out of range, or `a // b` with a
+//! zero divisor, still fails as it does eagerly), when something live uses one of its outputs, or when it binds a symbol something live needs; input nodes are kept so
 //! the printed graph lists every parameter. One backward sweep suffices, because values and
 //! symbols are always defined before they are used.
 
@@ -24,7 +25,10 @@ pub fn eliminate_dead_code(graph: &mut Graph) {
     mark_symbols(&graph.env, &roots, &binders, &mut live);
     for index in (0..count).rev() {
         let node = &graph.nodes[index];
-        if node.kind.has_effects() || matches!(node.kind, NodeKind::Input { .. }) {
+        if node.kind.has_effects()
+            || node.can_fail_on_data()
+            || matches!(node.kind, NodeKind::Input { .. })
+        {
             live[index] = true;
         }
         if !live[index] {

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use super::rewrite::{for_each_use, retain};
 use crate::graph::fused::is_fusible;
 use crate::graph::ir::{Arg, Graph, Node, NodeId, NodeKind, Output, Part, ValueRef};
-use crate::graph::op::{BinaryOp, Op};
+use crate::graph::op::Op;
 use crate::graph::shape::Dim;
 
 /// What a device lets the pass form.
@@ -251,19 +251,9 @@ impl Group {
             Value::Total => self.totals = true,
             Value::Element => {}
         }
-        self.fallible |= can_fail(node);
+        self.fallible |= node.can_fail_on_data();
         self.members.push(index);
         self.values.insert(index, value);
-    }
-}
-
-/// Whether some element of the node's result can fail: integer `//`, `%` and `**`, and an
-/// extremum over an extent that may be empty.
-fn can_fail(node: &Node) -> bool {
-    match &node.kind {
-        NodeKind::Op(Op::Binary(BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow)) => true,
-        NodeKind::Op(Op::Reduce { op, .. }) => op.needs_elements(),
-        _ => false,
     }
 }
 
