@@ -74,6 +74,9 @@ struct RunOptions {
     /// Ignore @compile and run every function eagerly.
     #[arg(long)]
     eager: bool,
+    /// After the run, print a table of the time spent in each compiled function and kernel.
+    #[arg(long)]
+    profile: bool,
     /// Where compiled functions run.
     #[arg(long, value_enum, default_value_t = Device::Cpu)]
     device: Device,
@@ -84,6 +87,7 @@ impl RunOptions {
     fn or(&self, before: &RunOptions) -> RunOptions {
         RunOptions {
             eager: self.eager || before.eager,
+            profile: self.profile || before.profile,
             device: match (self.device, before.device) {
                 (Device::Cpu, earlier) => earlier,
                 (later, _) => later,
@@ -242,7 +246,15 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
         return Status::Failed;
     };
     let mut interpreter = Interpreter::new(options, Box::new(Terminal::new(format)));
-    interpreter.run_file(file)
+    let status = interpreter.run_file(file);
+    if let Some(profile) = interpreter.profile() {
+        if profile.is_empty() {
+            eprintln!("profile: no compiled function ran");
+        } else {
+            eprint!("{}", profile.render());
+        }
+    }
+    status
 }
 
 /// The interpreter's options, or `None` after reporting why the command line's cannot be used.
@@ -259,6 +271,7 @@ fn interpreter_options(options: &RunOptions, format: Format) -> Option<Options> 
     }
     Some(Options {
         eager: options.eager,
+        profile: options.profile,
         log: log_channels(&mut output),
         ..Options::default()
     })

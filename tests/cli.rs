@@ -143,3 +143,45 @@ fn the_gpu_device_is_reported_unavailable() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("error[input-error]"));
 }
+
+const FUSIBLE: &str = "@compile\nfn f(x: f32[n]) {\n    return relu(x * 2.0 + 1.0).sum()\n}\nprint(f(tensor([1.0, -2.0])))\nprint(f(tensor([3.0, 4.0])))\n";
+
+#[test]
+fn profile_tables_compiled_functions_and_kernels() {
+    let path = script("profiled.tsl", FUSIBLE);
+    let output = tsl(&["run", path.to_str().unwrap(), "--profile"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "tensor(3.0)\ntensor(16.0)\n");
+    let table = stderr(&output);
+    assert!(
+        table.starts_with("compiled function `f`: 2 calls,"),
+        "{table}"
+    );
+    let kernel = table
+        .lines()
+        .find(|line| line.trim_start().starts_with("fused[mul, add, relu, sum]"))
+        .unwrap_or_else(|| panic!("no fused kernel row:\n{table}"));
+    let columns: Vec<&str> = kernel.split_whitespace().collect();
+    assert_eq!(columns[4], "2", "two calls: {kernel}");
+    assert!(kernel.ends_with("100.0%"), "{kernel}");
+    let eager = tsl(&["run", path.to_str().unwrap(), "--profile", "--eager"]);
+    assert_eq!(stderr(&eager), "profile: no compiled function ran\n");
+}
+
+#[test]
+fn graph_fused_shows_groups_with_their_members() {
+    let path = script("fused.tsl", FUSIBLE);
+    let path = path.to_str().unwrap();
+    let plain = stdout(&tsl(&["graph", path, "--fn", "f"]));
+    assert!(
+        plain.contains("= relu(") && !plain.contains("fused"),
+        "{plain}"
+    );
+    let fused = stdout(&tsl(&["graph", path, "--fn", "f", "--fused"]));
+    assert!(
+        fused.contains("%1 = fused[mul, add, relu, sum](%0) : f32[]"),
+        "{fused}"
+    );
+    assert!(fused.contains("i5 = relu(i4) : f32"), "{fused}");
+    assert!(fused.contains("out sum(i5)"), "{fused}");
+}

@@ -59,6 +59,7 @@ pub mod limits {
 
 /// How the interpreter runs.
 #[derive(Clone, Debug, Default)]
+#[allow(clippy::struct_excessive_bools)] // independent switches, each a command-line flag or test knob
 pub struct Options {
     /// Ignore `@compile`: run every function eagerly.
     pub eager: bool,
@@ -67,6 +68,8 @@ pub struct Options {
     /// Keep a copy of every traced graph as it was before the passes ran (for tests that
     /// compare graphs before and after optimisation).
     pub keep_unoptimized: bool,
+    /// Time every kernel of compiled runs (`tsl run --profile`).
+    pub profile: bool,
     /// Run compiled graphs without fusing their elementwise operations (each op is its own
     /// kernel), to compare with fused runs.
     pub unfused: bool,
@@ -155,6 +158,8 @@ pub struct Interpreter {
     call_sites: Vec<Frame>,
     /// Traced graphs before optimisation, when `Options::keep_unoptimized` is set.
     unoptimized: Vec<crate::graph::ir::Graph>,
+    /// Kernel and function times of compiled runs, when `Options::profile` is set.
+    profile: Option<crate::backend::exec::Profile>,
 }
 
 /// What running some source produced.
@@ -169,7 +174,6 @@ impl Interpreter {
     pub fn new(options: Options, out: Box<dyn Output>) -> Interpreter {
         Interpreter {
             sources: SourceMap::new(),
-            options,
             out,
             modules: HashMap::new(),
             loading: Vec::new(),
@@ -182,7 +186,14 @@ impl Interpreter {
             tracer: None,
             call_sites: Vec::new(),
             unoptimized: Vec::new(),
+            profile: options.profile.then(Default::default),
+            options,
         }
+    }
+
+    /// The profile of the compiled runs so far (`None` unless `Options::profile` is set).
+    pub fn profile(&self) -> Option<&crate::backend::exec::Profile> {
+        self.profile.as_ref()
     }
 
     pub fn sources(&self) -> &SourceMap {

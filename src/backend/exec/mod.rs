@@ -11,8 +11,10 @@
 //! kernels; another device only has to implement the same trait.
 
 mod plan;
+mod profile;
 
 pub use plan::Plan;
+pub use profile::{KernelCall, Profile};
 
 use crate::backend::cpu::{self, KernelError, format_shape};
 use crate::diag::{Code, Diagnostic, Result};
@@ -62,16 +64,23 @@ pub fn execute<D: Device>(
     tensors: Vec<D::Tensor>,
     symbols: Vec<i64>,
     print: &mut dyn FnMut(&str),
+    profile: Option<&mut Profile>,
 ) -> Result<RunValue<D::Tensor>> {
+    let started = profile.is_some().then(std::time::Instant::now);
     let mut machine = Machine {
         device,
         constants,
         symbols,
         print,
+        profile,
     };
     let inputs = tensors.into_iter().map(Some).collect();
     let mut slots = machine.run(plan, inputs)?;
-    machine.output(plan, &plan.graph.output, &mut slots)
+    let output = machine.output(plan, &plan.graph.output, &mut slots);
+    if let (Some(profile), Some(started)) = (machine.profile, started) {
+        profile.function(&plan.graph.name, started.elapsed());
+    }
+    output
 }
 
 /// The state of one run.
@@ -82,6 +91,8 @@ struct Machine<'r, D: Device> {
     /// numbered after the graph's.
     symbols: Vec<i64>,
     print: &'r mut dyn FnMut(&str),
+    /// Where kernel times go, when the run is profiled.
+    profile: Option<&'r mut Profile>,
 }
 
 type Slots<T> = Vec<Option<T>>;
@@ -111,10 +122,7 @@ impl<D: Device> Machine<'_, D> {
                     for (arg, take) in node.args.iter().zip(&step.take) {
                         operands.push(self.operand(plan, &mut slots, arg, *take, node)?);
                     }
-                    let outputs = self
-                        .device
-                        .run(op, operands)
-                        .map_err(|error| op_failure(op, &error, node))?;
+                    let outputs = self.run_op(&plan.graph.name, op, operands, node)?;
                     self.bind(node, &outputs);
                     debug_check_outputs(self, &plan.graph, node, &outputs);
                     for (offset, output) in outputs.into_iter().enumerate() {
@@ -179,6 +187,53 @@ impl<D: Device> Machine<'_, D> {
             }
         }
         Ok(slots)
+    }
+
+    /// Runs one op on the device, timing it when the run is profiled.
+    fn run_op(
+        &mut self,
+        function: &str,
+        op: &Op,
+        operands: Vec<D::Tensor>,
+        node: &Node,
+    ) -> Result<Vec<D::Tensor>> {
+        if self.profile.is_none() {
+            return self
+                .device
+                .run(op, operands)
+                .map_err(|error| op_failure(op, &error, node));
+        }
+        let read: usize = operands.iter().map(|tensor| self.bytes(tensor)).sum();
+        let started = std::time::Instant::now();
+        let outputs = self
+            .device
+            .run(op, operands)
+            .map_err(|error| op_failure(op, &error, node))?;
+        let time = started.elapsed();
+        let written: usize = outputs.iter().map(|tensor| self.bytes(tensor)).sum();
+        let elements = outputs
+            .iter()
+            .map(|tensor| self.device.shape(tensor).iter().product::<usize>())
+            .sum();
+        let kernel = match op {
+            Op::Fused(kernel) => format!("fused[{}]", kernel.member_names().join(", ")),
+            op => op.name().to_string(),
+        };
+        if let Some(profile) = self.profile.as_deref_mut() {
+            profile.kernel(KernelCall {
+                function,
+                kernel,
+                time,
+                elements,
+                bytes: read + written,
+            });
+        }
+        Ok(outputs)
+    }
+
+    fn bytes(&self, tensor: &D::Tensor) -> usize {
+        let numel: usize = self.device.shape(tensor).iter().product();
+        numel * self.device.dtype(tensor).size_of()
     }
 
     fn value(&self, symbol: SymbolId) -> Option<i64> {

@@ -199,10 +199,20 @@ impl Interpreter {
         tensors: Vec<cpu::Tensor>,
         symbols: Vec<i64>,
     ) -> Result<RunValue<cpu::Tensor>> {
-        let Interpreter { rng, out, .. } = self;
+        let Interpreter {
+            rng, out, profile, ..
+        } = self;
         let mut device = cpu::Cpu { rng };
         let mut print = |text: &str| out.print(text);
-        exec::execute(plan, &mut device, constants, tensors, symbols, &mut print)
+        exec::execute(
+            plan,
+            &mut device,
+            constants,
+            tensors,
+            symbols,
+            &mut print,
+            profile.as_mut(),
+        )
     }
 
     /// Traces `function` from its annotations, with input sizes as symbols that have no hint

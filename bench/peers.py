@@ -1,0 +1,81 @@
+"""The workloads of `benches/workloads.rs` in NumPy and PyTorch, for BENCHMARKS.md.
+
+Run it in the same sitting as `cargo bench --bench workloads`, from a virtual environment
+outside the repository that has numpy and torch (pip install numpy torch):
+
+    python bench/peers.py            # every workload, both peers
+    python bench/peers.py chain sum  # some of them
+
+Each figure is the median of 9 repeats of the per-call time (each repeat averages a few
+calls), in milliseconds. Data: 10M f32 from a standard normal, a 4096x1024 matrix for the row
+softmax, 1024x1024 matrices for matmul, as the Rust benchmark uses (other random values, the
+same distribution). OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
+when measuring (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/peers.py`).
+"""
+
+import statistics
+import sys
+import timeit
+
+import numpy as np
+import torch
+
+
+def numpy_workloads(rng):
+    x = rng.standard_normal(10_000_000).astype(np.float32)
+    rows = rng.standard_normal((4096, 1024)).astype(np.float32)
+    a = rng.standard_normal((1024, 1024)).astype(np.float32)
+    b = rng.standard_normal((1024, 1024)).astype(np.float32)
+    two, one, half, zero = np.float32(2), np.float32(1), np.float32(0.5), np.float32(0)
+
+    def softmax(m):
+        e = np.exp(m - m.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    return {
+        "chain": lambda: np.maximum(x * two + one, zero) * x - half,
+        "positives": lambda: x[x > 0],
+        "pipeline": lambda: (x[np.nonzero(x > 0)[0]] * two).sum(),
+        "softmax": lambda: softmax(rows),
+        "sum": lambda: x.sum(),
+        "matmul": lambda: a @ b,
+    }
+
+
+def torch_workloads(generator):
+    x = torch.randn(10_000_000, generator=generator)
+    rows = torch.randn(4096, 1024, generator=generator)
+    a = torch.randn(1024, 1024, generator=generator)
+    b = torch.randn(1024, 1024, generator=generator)
+    return {
+        "chain": lambda: torch.relu(x * 2.0 + 1.0) * x - 0.5,
+        "positives": lambda: x[x > 0],
+        "pipeline": lambda: (x.index_select(0, torch.nonzero(x > 0).squeeze(1)) * 2.0).sum(),
+        "softmax": lambda: torch.softmax(rows, dim=1),
+        "sum": lambda: x.sum(),
+        "matmul": lambda: a @ b,
+    }
+
+
+def median_ms(function, number=3, repeat=9):
+    function()
+    times = timeit.repeat(function, number=number, repeat=repeat)
+    return statistics.median(times) / number * 1e3
+
+
+def main():
+    wanted = sys.argv[1:]
+    torch.set_num_threads(torch.get_num_threads())
+    peers = {
+        "numpy " + np.__version__: numpy_workloads(np.random.default_rng(0)),
+        "torch " + torch.__version__: torch_workloads(torch.Generator().manual_seed(0)),
+    }
+    for peer, workloads in peers.items():
+        for name, function in workloads.items():
+            if wanted and name not in wanted:
+                continue
+            print(f"{peer:14} {name:10} {median_ms(function):9.2f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+//! The workloads of BENCHMARKS.md ("Compiled code against NumPy and PyTorch"), each run as an
+//! eager TSL function and as a compiled one, on the same data as `bench/peers.py` uses for
+//! NumPy and PyTorch: 10M f32 from a standard normal, a 4096×1024 matrix for the row
+//! softmax, and 1024×1024 matrices for matmul.
+//!
+//! `cargo bench --bench workloads` (add a filter such as `-- chain` to run one).
+
+mod support;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tsl::backend::cpu;
+use tsl::eval::{Interpreter, Options, Status, TensorValue, Value};
+
+/// Each workload twice: `NAME` compiled and `NAME_eager`.
+const PROGRAM: &str = "
+@compile
+fn chain(x) { return relu(x * 2.0 + 1.0) * x - 0.5 }
+fn chain_eager(x) { return relu(x * 2.0 + 1.0) * x - 0.5 }
+
+@compile
+fn positives(x) { return x[x > 0.0] }
+fn positives_eager(x) { return x[x > 0.0] }
+
+@compile
+fn pipeline(x) { return (x.index_select(0, nonzero(x > 0.0).squeeze(1)) * 2.0).sum() }
+fn pipeline_eager(x) { return (x.index_select(0, nonzero(x > 0.0).squeeze(1)) * 2.0).sum() }
+
+@compile
+fn softmax(x) {
+    let e = (x - x.max(1, keepdim = true)).exp()
+    return e / e.sum(1, keepdim = true)
+}
+fn softmax_eager(x) {
+    let e = (x - x.max(1, keepdim = true)).exp()
+    return e / e.sum(1, keepdim = true)
+}
+
+@compile
+fn total(x) { return x.sum() }
+fn total_eager(x) { return x.sum() }
+
+@compile
+fn product(a, b) { return a @ b }
+fn product_eager(a, b) { return a @ b }
+";
+
+fn normal(shape: &[usize], seed: u64) -> Value {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let tensor = cpu::randn(shape, &mut rng).expect("the benchmark data fits");
+    Value::Tensor(TensorValue::new(tensor))
+}
+
+fn workloads(c: &mut Criterion) {
+    let mut interpreter = Interpreter::new(Options::default(), Box::new(support::Silent));
+    assert_eq!(
+        interpreter.run_cell("setup", PROGRAM.to_string()),
+        Status::Ok
+    );
+    let x = normal(&[10_000_000], 0);
+    let rows = normal(&[4096, 1024], 1);
+    let (a, b) = (normal(&[1024, 1024], 2), normal(&[1024, 1024], 3));
+    let cases: [(&str, &str, Vec<Value>); 6] = [
+        (
+            "chain",
+            "relu(x * 2.0 + 1.0) * x - 0.5, 10M f32",
+            vec![x.clone()],
+        ),
+        ("positives", "x[x > 0], 10M f32", vec![x.clone()]),
+        (
+            "pipeline",
+            "nonzero -> index_select -> * 2 -> sum, 10M f32",
+            vec![x.clone()],
+        ),
+        ("softmax", "row softmax, 4096x1024 f32", vec![rows]),
+        ("total", "x.sum(), 10M f32", vec![x]),
+        ("product", "matmul 1024x1024 f32", vec![a, b]),
+    ];
+    let mut group = c.benchmark_group("workloads");
+    group.sample_size(10);
+    for (name, label, arguments) in cases {
+        for (suffix, mode) in [("", "compiled"), ("_eager", "eager")] {
+            let function = format!("{name}{suffix}");
+            interpreter
+                .call(&function, arguments.clone())
+                .expect("the workload runs");
+            group.bench_function(format!("{label}, {mode}"), |bench| {
+                bench.iter(|| interpreter.call(&function, arguments.clone()));
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, workloads);
+criterion_main!(benches);
