@@ -125,7 +125,7 @@ impl Generator {
     /// Adds one statement; false when the chosen kind had nothing to work on.
     fn step(&mut self) -> bool {
         let float = |var: &Var| var.dtype == DType::F32;
-        match self.rng.random_range(0..26) {
+        match self.rng.random_range(0..30) {
             0 | 1 => {
                 let Some(x) = self.pick(float) else {
                     return false;
@@ -468,6 +468,47 @@ impl Generator {
                 let u = self.count();
                 let shape = x.shape[1..].to_vec();
                 self.bind(format!("{}[{u}]", x.name), x.dtype, shape);
+            }
+            26 => {
+                // A long elementwise chain: one fused kernel when compiled.
+                let Some(x) = self.pick(float) else {
+                    return false;
+                };
+                let (c1, c2, c3) = (self.constant(), self.constant(), self.constant());
+                let expr = format!(
+                    "(relu({x} * {c1} + {c2}) * {x} - {c3}).abs().sqrt() * sigmoid({x}) + tanh({x} - {c1})",
+                    x = x.name
+                );
+                self.bind(expr, DType::F32, x.shape);
+            }
+            27 => {
+                // A mask followed by elementwise work and a reduction.
+                let Some(x) = self.pick(|var| var.dtype == DType::F32 && !var.shape.is_empty())
+                else {
+                    return false;
+                };
+                let c = self.constant();
+                let reduction = ["sum()", "mean()", "max()", "abs().min()"]
+                    .choose(&mut self.rng)
+                    .copied()
+                    .unwrap_or("sum()");
+                let expr = format!("({x}[{x} > {c}] * 2.0 + 1.0).{reduction}", x = x.name);
+                self.bind(expr, DType::F32, Vec::new());
+            }
+            28 | 29 => {
+                // Row reductions and what uses them: a row softmax, a normalisation.
+                let Some(x) = self.pick(|var| var.dtype == DType::F32 && var.shape.len() == 2)
+                else {
+                    return false;
+                };
+                let expr = if self.rng.random_bool(0.5) {
+                    let e = format!("({x} - {x}.max(1, keepdim = true)).exp()", x = x.name);
+                    format!("{e} / {e}.sum(1, keepdim = true)")
+                } else {
+                    let centered = format!("({x} - {x}.mean(1, keepdim = true))", x = x.name);
+                    format!("{centered} * ({centered} * {centered}).sum(1, keepdim = true).sqrt()")
+                };
+                self.bind(expr, DType::F32, x.shape);
             }
             _ => {
                 let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
