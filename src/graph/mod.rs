@@ -8,6 +8,7 @@
 pub mod dot;
 pub mod ir;
 pub mod op;
+pub mod parse;
 pub mod passes;
 pub mod print;
 pub mod shape;

@@ -25,11 +25,18 @@ impl ShapeEnv {
         }
     }
 
-    /// Records a printed replacement `symbol = expr` (`expr` fully resolved, as printed).
-    pub fn restore_replacement(&mut self, symbol: SymbolId, expr: ExprId) {
-        if symbol.index() < self.symbols.len() && self.replacement(symbol).is_none() {
+    /// Records a printed replacement `symbol = expr`. Refused (`false`) for a symbol already
+    /// replaced, a boolean `expr`, or one that mentions the symbol after resolution.
+    pub fn restore_replacement(&mut self, symbol: SymbolId, expr: ExprId) -> bool {
+        let expr = self.resolve(expr);
+        let valid = symbol.index() < self.symbols.len()
+            && self.replacement(symbol).is_none()
+            && !self.is_bool(expr)
+            && !self.free_symbols(expr).contains(&symbol);
+        if valid {
             self.set_replacement(symbol, expr);
         }
+        valid
     }
 
     /// Records a printed guard without asking the hints; it is learned like any guard.

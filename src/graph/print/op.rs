@@ -38,7 +38,6 @@ pub fn arguments(op: &Op, arguments: &[Arg], graph: &Graph) -> String {
         Op::Arange { start, end, step } => {
             parts.extend([start, end, step].map(|value| number(*value, env)));
         }
-        Op::Randn { shape } => parts.push(dims(shape, env)),
         Op::Cast(dtype) => parts.push(dtype.to_string()),
         Op::Clamp { min, max } => return clamp(*min, *max, arguments, graph),
         Op::Reduce { dims, keepdim, .. } => {
@@ -52,7 +51,9 @@ pub fn arguments(op: &Op, arguments: &[Arg], graph: &Graph) -> String {
         Op::Cumsum { dim: d } | Op::Diff { dim: d } | Op::Unsqueeze { dim: d } => {
             parts.push(d.to_string());
         }
-        Op::Reshape { shape } | Op::Expand { shape } => parts.push(dims(shape, env)),
+        Op::Randn { shape } | Op::Reshape { shape } | Op::Expand { shape } => {
+            parts.push(dims(shape, env));
+        }
         Op::Permute { dims: order } | Op::Squeeze { dims: order } => {
             parts.push(format!("{order:?}"));
         }
