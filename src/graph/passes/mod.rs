@@ -10,6 +10,9 @@
 //! - `cse`: a pure node identical to an earlier one (same operation, same arguments) is
 //!   replaced by it.
 //! - `dce`: nodes whose outputs nothing kept uses are removed, then ids are renumbered.
+//!
+//! [`PASSES`] names them for filetests (`; passes: simplify cse dce`) and tools; `optimize`
+//! is the pipeline, which also runs on the branches of `cond`.
 
 mod cse;
 mod dce;
@@ -21,6 +24,25 @@ use super::ir::{Graph, NodeKind};
 pub use cse::eliminate_common_subexpressions;
 pub use dce::eliminate_dead_code;
 pub use simplify::simplify;
+
+/// A pass rewrites a graph in place.
+pub type Pass = fn(&mut Graph);
+
+/// Every pass by name, in the order they usually run.
+pub const PASSES: &[(&str, Pass)] = &[
+    ("simplify", simplify),
+    ("cse", eliminate_common_subexpressions),
+    ("dce", eliminate_dead_code),
+    ("optimize", optimize),
+];
+
+/// The pass called `name`.
+pub fn by_name(name: &str) -> Option<Pass> {
+    PASSES
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map(|(_, pass)| *pass)
+}
 
 /// The pipeline run on every trace, also on the branches of `cond`.
 pub fn optimize(graph: &mut Graph) {
