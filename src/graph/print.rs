@@ -66,7 +66,8 @@ fn write_body(text: &mut String, graph: &Graph, depth: usize, sources: Option<&S
     let _ = writeln!(text, "{indent}return {}", output(&graph.output, graph));
 }
 
-/// What a node holds underneath its line, indented: the branches of a `cond`.
+/// What a node holds underneath its line, indented: the branches of a `cond`. An op with a
+/// body would print it here, one arm more.
 fn write_nested(
     text: &mut String,
     parent: &Graph,
@@ -74,24 +75,43 @@ fn write_nested(
     depth: usize,
     sources: Option<&SourceMap>,
 ) {
-    let NodeKind::Cond {
-        then_branch,
-        else_branch,
-    } = &node.kind
-    else {
-        return;
-    };
-    let indent = "  ".repeat(depth);
-    for (word, branch) in [("then", then_branch), ("else", else_branch)] {
-        let _ = writeln!(text, "{indent}{word} {{");
-        write_body(text, branch, depth + 1, sources);
-        let made = symbols_made_by(branch, parent);
-        if !made.is_empty() {
-            let _ = writeln!(text, "{indent}  symbols:");
-            write_symbols(text, branch, &made, &format!("{indent}    "), sources);
+    match &node.kind {
+        NodeKind::Cond {
+            then_branch,
+            else_branch,
+        } => {
+            for (word, branch) in [("then", then_branch), ("else", else_branch)] {
+                write_branch(text, parent, word, branch, depth, sources);
+            }
         }
-        let _ = writeln!(text, "{indent}}}");
+        NodeKind::Input { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Op(_)
+        | NodeKind::Item
+        | NodeKind::Assert { .. }
+        | NodeKind::DeviceAssert { .. }
+        | NodeKind::Print { .. } => {}
     }
+}
+
+/// `then {`, the branch's body and the symbols it made, `}`.
+fn write_branch(
+    text: &mut String,
+    parent: &Graph,
+    word: &str,
+    branch: &Graph,
+    depth: usize,
+    sources: Option<&SourceMap>,
+) {
+    let indent = "  ".repeat(depth);
+    let _ = writeln!(text, "{indent}{word} {{");
+    write_body(text, branch, depth + 1, sources);
+    let made = symbols_made_by(branch, parent);
+    if !made.is_empty() {
+        let _ = writeln!(text, "{indent}  symbols:");
+        write_symbols(text, branch, &made, &format!("{indent}    "), sources);
+    }
+    let _ = writeln!(text, "{indent}}}");
 }
 
 /// The symbols of a branch that its parent does not have (a branch's environment starts as

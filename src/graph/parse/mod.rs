@@ -26,7 +26,7 @@ mod value;
 use cursor::Cursor;
 use expr::{Builder, Names};
 
-use super::ir::{Graph, NodeKind};
+use super::ir::{Graph, Node, NodeKind};
 use crate::sym::{ExprId, ShapeEnv};
 
 /// Why a text is not a graph, and where (1-based line and column).
@@ -152,21 +152,42 @@ fn read_body(
             return Err(line.error(line.column, "expected a node or `return`"));
         }
         let mut node = node::node(line, graph, names)?;
-        index += 1;
-        if let NodeKind::Cond {
-            then_branch,
-            else_branch,
-        } = &mut node.kind
-        {
-            for (word, branch) in [("then", then_branch), ("else", else_branch)] {
-                let (read, next) = read_branch(word, lines, index, graph, names, *line)?;
-                **branch = read;
-                index = next;
-            }
-        }
+        index = read_nested(&mut node, lines, index + 1, graph, names, *line)?;
         graph.nodes.push(node);
     }
     Err(end.error(end.column, "expected `return` before this line"))
+}
+
+/// What a node holds underneath its line (the branches of a `cond`), from `lines[next]`;
+/// returns the index after it. An op with a body would read it here, one arm more.
+fn read_nested(
+    node: &mut Node,
+    lines: &[Line],
+    mut next: usize,
+    graph: &Graph,
+    names: &Names,
+    line: Line,
+) -> Result<usize, ParseError> {
+    match &mut node.kind {
+        NodeKind::Cond {
+            then_branch,
+            else_branch,
+        } => {
+            for (word, branch) in [("then", then_branch), ("else", else_branch)] {
+                let (read, after) = read_branch(word, lines, next, graph, names, line)?;
+                **branch = read;
+                next = after;
+            }
+        }
+        NodeKind::Input { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Op(_)
+        | NodeKind::Item
+        | NodeKind::Assert { .. }
+        | NodeKind::DeviceAssert { .. }
+        | NodeKind::Print { .. } => {}
+    }
+    Ok(next)
 }
 
 /// The branch `word { … }` starting at `lines[open]`, and the index after it.
