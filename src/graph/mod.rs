@@ -1,9 +1,9 @@
 //! The graph layer: tensor operations, their shape rules, and the graph IR of traced functions.
 //!
 //! `op` describes every tensor operation; `shape` holds the one rule per operation that both
-//! eager execution and tracing use; `ir` is the traced graph, `print` its text form,
-//! `verify` its invariants and `passes` the optimisations. Nothing here imports ndarray or a
-//! backend.
+//! eager execution and tracing use; `ir` is the traced graph, `print` its text form and
+//! `parse` that text read back, `verify` its invariants and `passes` the optimisations.
+//! Nothing here imports ndarray or a backend.
 
 pub mod dot;
 pub mod ir;
