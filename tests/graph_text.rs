@@ -322,6 +322,36 @@ fn errors_name_the_line_and_column() {
 
     let error = parse_graph("graph f {\n  %0 = input x @0 : f32[3]\n  return %2\n}\n").unwrap_err();
     assert_eq!((error.line, error.column), (3, 10), "{error}");
+
+    let text = "graph f {\n  return s0\n}\nsymbols:\n  s0 = n from @x.size(0), range [2, inf]\n";
+    let error = parse_graph(text).unwrap_err();
+    assert_eq!((error.line, error.column), (5, 16), "{error}");
+}
+
+/// Symbolic expressions print back as they were written when that is their canonical form.
+#[test]
+fn expressions_read_back_in_canonical_form() {
+    let cases = [
+        "s0 + 1",
+        "-s0 + 2*u0",
+        "u0 // 2",
+        "2*(u0 // 2)",
+        "max(s0, 0)",
+        "min(s0, max(u0, 3))",
+        "s0**2",
+        "-u0",
+        "u0 % 3 == 1",
+        "s0 <= 4 and u0 > 2 or u0 == 0",
+        "-9223372036854775808",
+        "u0 <= s0",
+    ];
+    for expression in cases {
+        let text = format!(
+            "graph f {{\n  return [{expression}, 2.5, -inf, none, true, \"a\\tb\", template \"{{u0}}\\{{\"]\n}}\nsymbols:\n  s0 = n, range [2, inf]\n  u0 = item(), range [-inf, inf]\nguards: none\nasserts: 0\n"
+        );
+        let graph = parse_graph(&text).unwrap_or_else(|error| panic!("{expression}: {error}"));
+        assert_eq!(print_graph(&graph, None), text);
+    }
 }
 
 /// Every prefix of every graph snapshot, and a few snapshots with any one character

@@ -48,6 +48,13 @@ pub struct Line<'a> {
 }
 
 impl Line<'_> {
+    /// The column where `part`, a piece of this line's text, starts.
+    fn column_of(&self, part: &str) -> usize {
+        let start = (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize);
+        let before = self.text.get(..start).unwrap_or_default();
+        self.column + before.chars().count()
+    }
+
     fn error(&self, column: usize, message: &str) -> ParseError {
         ParseError {
             line: self.number,

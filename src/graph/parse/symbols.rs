@@ -34,7 +34,7 @@ pub fn read(line: Line<'_>) -> Result<Declaration<'_>, ParseError> {
         .ok_or_else(|| bad(line.column, "expected `NAME = …, range [LO, HI]`"))?;
     let (backed, number) =
         symbol_name(name).ok_or_else(|| bad(line.column, "expected s0 or u0"))?;
-    let offset = |part: &str| line.column + line.text.len() - part.len();
+    let offset = |part: &str| line.column_of(part);
     let (description, after) = rest
         .split_once(", range [")
         .ok_or_else(|| bad(offset(rest), "expected `, range [LO, HI]`"))?;
@@ -44,7 +44,7 @@ pub fn read(line: Line<'_>) -> Result<Declaration<'_>, ParseError> {
     let range = read_range(range).ok_or_else(|| bad(offset(after), "expected `LO, HI`"))?;
     let (label, sources) = if backed {
         match description.split_once(" from @") {
-            Some((label, places)) => (label, read_sources(places, line, offset(places) - 1)?),
+            Some((label, places)) => (label, read_sources(places, line, offset(places))?),
             None => (description, Vec::new()),
         }
     } else {
