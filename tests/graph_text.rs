@@ -387,6 +387,17 @@ fn broken_texts_never_panic() {
     }
 }
 
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    for (open, close) in [("[", "]"), ("(", ")"), ("min(", ", 1)"), ("-", "")] {
+        let deep = format!("{}s0{}", open.repeat(100_000), close.repeat(100_000));
+        let text = format!(
+            "graph f {{\n  %0 = input x @0 : f32[3]\n  %1 = reshape(%0, {deep}) : f32[3]\n  return {deep}\n}}\nsymbols:\n  s0 = n, range [2, inf]\n"
+        );
+        assert!(parse_graph(&text).is_err(), "{open}");
+    }
+}
+
 /// The snapshots changed character by character: between them, every kind of line.
 const MUTATED: [&str; 4] = ["checks", "branches", "runtime_print", "slices"];
 

@@ -34,11 +34,21 @@ impl<'a> Builder<'a> {
 
     /// A whole expression.
     pub fn expr(&mut self, cursor: &mut Cursor) -> Result<ExprId, ParseError> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(cursor.error("expression nested too deeply"));
+        self.nested(cursor, Builder::or)
+    }
+
+    /// Runs `read` one level deeper, refusing to go past [`MAX_DEPTH`] (for anything that
+    /// nests: parentheses, calls, lists).
+    pub fn nested<T>(
+        &mut self,
+        cursor: &mut Cursor,
+        read: impl FnOnce(&mut Self, &mut Cursor) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(cursor.error("nested too deeply"));
         }
-        let result = self.or(cursor);
+        self.depth += 1;
+        let result = read(self, cursor);
         self.depth -= 1;
         result
     }

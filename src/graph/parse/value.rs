@@ -261,7 +261,9 @@ pub fn output(
         }
         Some(Token::Punct("[")) => {
             cursor.next();
-            let items = cursor.list("]", |cursor| output(cursor, builder, nodes))?;
+            let items = builder.nested(cursor, |builder, cursor| {
+                cursor.list("]", |cursor| output(cursor, builder, nodes))
+            })?;
             Ok(Output::List(items))
         }
         Some(Token::Ident(word)) => word_output(cursor, &word, builder, nodes),
@@ -323,15 +325,17 @@ pub fn item(
     nodes: &[Node],
 ) -> Result<Item, ParseError> {
     if cursor.eat("[") {
-        return Ok(Item::List(
-            cursor.list("]", |cursor| item(cursor, builder, nodes))?,
-        ));
+        let items = builder.nested(cursor, |builder, cursor| {
+            cursor.list("]", |cursor| item(cursor, builder, nodes))
+        })?;
+        return Ok(Item::List(items));
     }
     if let Some(Token::Ident(word)) = cursor.peek().cloned() {
         if matches!(cursor.peek_at(1), Some(Token::Punct("="))) {
             cursor.next();
             cursor.next();
-            return Ok(Item::Keyword(word, Box::new(item(cursor, builder, nodes)?)));
+            let value = builder.nested(cursor, |builder, cursor| item(cursor, builder, nodes))?;
+            return Ok(Item::Keyword(word, Box::new(value)));
         }
         if word == "none" || dtype_named(&word).is_some() {
             cursor.next();
