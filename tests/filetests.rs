@@ -16,11 +16,13 @@
 //! ```
 //!
 //! The graph is verified before and after the passes. On a failure the harness prints the
-//! file, the first check that failed and the whole printed result.
+//! file, the first check that failed and the whole printed result. Every input is also
+//! written as the printer writes it (parsing and printing it gives its own lines back), so
+//! the files read as real printed graphs.
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::root;
 use tsl::graph::parse::parse_graph;
@@ -96,8 +98,8 @@ fn run(path: &Path) -> Result<(), String> {
         .map_err(|problem| format!("{problem}\nthe output was:\n{printed}"))
 }
 
-#[test]
-fn every_filetest_passes() {
+/// Every `tests/graph/*.graph`, in name order.
+fn filetests() -> Vec<PathBuf> {
     let directory = root().join("tests/graph");
     let mut paths: Vec<_> = std::fs::read_dir(&directory)
         .expect("tests/graph")
@@ -108,6 +110,12 @@ fn every_filetest_passes() {
         })
         .collect();
     paths.sort();
+    paths
+}
+
+#[test]
+fn every_filetest_passes() {
+    let paths = filetests();
     let failures: Vec<String> = paths
         .iter()
         .filter_map(|path| {
@@ -118,6 +126,29 @@ fn every_filetest_passes() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(paths.len() >= 6, "only {} filetests", paths.len());
+}
+
+/// The graph lines of a filetest: neither blank nor comments.
+fn graph_lines(text: &str) -> String {
+    text.lines()
+        .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with(';'))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+#[test]
+fn every_filetest_input_prints_back_as_written() {
+    for path in filetests() {
+        let text = std::fs::read_to_string(&path).expect("a filetest");
+        let graph =
+            parse_graph(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        assert_eq!(
+            print_graph(&graph, None),
+            graph_lines(&text),
+            "{}",
+            path.display()
+        );
+    }
 }
 
 #[test]

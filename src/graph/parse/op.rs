@@ -234,7 +234,7 @@ fn index(mut items: Items, nodes: &[Node]) -> Result<(Op, Vec<Arg>), String> {
                 let meta = &nodes[value.node.index()].outputs[value.output as usize];
                 match meta.dtype {
                     DType::Bool => IndexSpec::Mask { dims: meta.ndim() },
-                    _ => IndexSpec::Indices { ndim: meta.ndim() },
+                    DType::I64 | DType::F32 => IndexSpec::Indices { ndim: meta.ndim() },
                 }
             }
             _ => return Err("an index is an int, a slice, `none` or a tensor".to_string()),
