@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Collect, on_big_stack, root, tsl_files};
+use common::{Collect, on_big_stack, root, traces_of, tsl_files};
 use tsl::eval::{Interpreter, Options};
 use tsl::graph::ir::{Graph, NodeKind, Part};
 use tsl::graph::passes;
@@ -63,25 +63,6 @@ fn text(parts: &[Part]) -> String {
             _ => "{}".to_string(),
         })
         .collect()
-}
-
-fn traces_of(path: std::path::PathBuf) -> Vec<Graph> {
-    let options = Options {
-        keep_unoptimized: true,
-        ..Options::default()
-    };
-    let sink = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let mut interpreter = Interpreter::new(options.clone(), Box::new(Collect(sink.clone())));
-    interpreter.run_file(&path);
-    let mut graphs = interpreter.unoptimized_graphs().to_vec();
-    let mut checker = Interpreter::new(options, Box::new(Collect(sink)));
-    if let Some((module, _)) = checker.load_definitions(&path) {
-        for function in module.compiled_functions() {
-            let _ = checker.trace_from_annotations(&function);
-        }
-    }
-    graphs.extend(checker.unoptimized_graphs().iter().cloned());
-    graphs
 }
 
 #[test]

@@ -221,7 +221,7 @@ fn graph_and_guards_show_the_cache_of_a_compiled_function() {
     let guards = "graph 1 of 2:\n  x.dtype == f32\n  x.ndim == 1\n  x.size(0) == 3\n  n == 2\n\
                   graph 2 of 2:\n  x.dtype == f32\n  x.ndim == 1\n  s0 = x.size(0)\n  s1 = n\n";
     assert!(text.contains(guards), "{text}");
-    assert!(text.contains("%0 = input x : f32[s0]"), "{text}");
+    assert!(text.contains("%0 = input x @0 : f32[s0]"), "{text}");
     assert!(text.contains("%2 = mul(%1, s1) : f32[]"), "{text}");
     assert_eq!(stderr(&output), "");
 }

@@ -1,154 +1,254 @@
-//! The stable text form of a graph (`tsl graph`, `TSL_LOG=graph`, snapshots):
+//! The stable text form of a graph (`tsl graph`, `TSL_LOG=graph`, snapshots, filetests):
 //!
 //! ```text
 //! graph head {
-//!   %0 = input x : f32[s0]
-//!   %3 = item(%2) : i64 -> u0
-//!   %4 = assert u0 >= 0, "check_size failed: n = {u0} is negative"
-//!   %5 = narrow(%1, 0, 0, u0) : f32[u0]
-//!   return %5
+//!   %0 = input x @0 : f32[s0]
+//!   %1 = input k @1 : i64[1]
+//!   %2 = item(%1) : i64 -> u0
+//!   %3 = assert u0 >= 0, "check_size failed: n = {u0} is negative"
+//!   %4 = narrow(%0, 0, 0, u0) : f32[u0]
+//!   return %4
 //! }
+//! symbols:
+//!   s0 = n from @0.size(0), range [2, inf]
+//!   u0 = item(), range [0, inf], size-like
+//! guards: none
+//! asserts: 1
 //! ```
 //!
-//! followed by the symbols, the guards and a count of asserts. Everything printed is in
-//! program or creation order, so the text is deterministic.
+//! A node line is `%N = kind(operands, attributes) : types`, then ` -> u0 (dim 0)` for each
+//! unbacked symbol the node binds (`-> u0` alone for the element of an `item`). Inputs say
+//! which argument they are (`@0`, `@0[1]` for an item of a list argument); a backed symbol
+//! lists where it is read (`@0.size(1)`, or `@1` for an int argument). Templates print
+//! `{expr}`, `{%3}` for a tensor and `{scalar(%3)}` for a host scalar; a returned template is
+//! `template "…"`, a returned host scalar `scalar(%3)`. The branches of a `cond` follow it,
+//! indented, each with the symbols it made. Everything printed is in program or creation
+//! order, so the text is deterministic, and `graph::parse` reads it back.
+
+mod op;
 
 use std::fmt::Write as _;
 
-use super::ir::{Arg, Graph, Node, NodeKind, Output, Part, Template, ValueRef};
-use super::op::{IndexSpec, Number, Op};
+use super::ir::{
+    ArgumentPath, BindSource, Graph, InputSource, Node, NodeKind, Output, Part, Template, ValueRef,
+};
+use super::op::Op;
 use super::shape::{Dim, Meta};
 use crate::source::SourceMap;
-use crate::sym::{NEG_INF, POS_INF, Range, ShapeEnv, SymbolKind};
+use crate::sym::{NEG_INF, POS_INF, Range, ShapeEnv, SymbolId, SymbolKind};
 
 /// The graph, its symbols, guards and asserts. Locations are shown when `sources` is given.
 pub fn print_graph(graph: &Graph, sources: Option<&SourceMap>) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "graph {} {{", graph.name);
-    write_body(&mut text, graph, 1);
+    write_body(&mut text, graph, 1, sources);
     text.push_str("}\n");
-    write_symbols(&mut text, graph, sources);
+    let all: Vec<SymbolId> = (0..graph.env.symbols().len() as u32)
+        .map(SymbolId)
+        .collect();
+    if !all.is_empty() {
+        text.push_str("symbols:\n");
+        write_symbols(&mut text, graph, &all, "  ", sources);
+    }
     write_guards(&mut text, graph, sources);
     let _ = writeln!(text, "asserts: {}", graph.assert_count());
     text
 }
 
-fn write_body(text: &mut String, graph: &Graph, depth: usize) {
+fn write_body(text: &mut String, graph: &Graph, depth: usize, sources: Option<&SourceMap>) {
     let indent = "  ".repeat(depth);
     for id in graph.ids() {
         let node = graph.node(id);
         let _ = write!(text, "{indent}");
         write_node(text, graph, id.0, node);
         text.push('\n');
-        if let NodeKind::Op(Op::Fused(kernel)) = &node.kind {
-            for line in kernel.body_lines(&|size| dim(size, &graph.env)) {
-                let _ = writeln!(text, "{indent}    {line}");
-            }
-        }
-        if let NodeKind::Cond {
-            then_branch,
-            else_branch,
-        } = &node.kind
-        {
-            for (word, branch) in [("then", then_branch), ("else", else_branch)] {
-                let _ = writeln!(text, "{indent}  {word} {{");
-                write_body(text, branch, depth + 2);
-                let _ = writeln!(text, "{indent}  }}");
-            }
-        }
+        write_nested(text, graph, node, depth + 1, sources);
     }
     let _ = writeln!(text, "{indent}return {}", output(&graph.output, graph));
+}
+
+/// What a node holds underneath its line, indented: the branches of a `cond`, the body of a
+/// fused kernel.
+fn write_nested(
+    text: &mut String,
+    parent: &Graph,
+    node: &Node,
+    depth: usize,
+    sources: Option<&SourceMap>,
+) {
+    match &node.kind {
+        NodeKind::Cond {
+            then_branch,
+            else_branch,
+        } => {
+            for (word, branch) in [("then", then_branch), ("else", else_branch)] {
+                write_branch(text, parent, word, branch, depth, sources);
+            }
+        }
+        NodeKind::Op(Op::Fused(kernel)) => {
+            let indent = "  ".repeat(depth + 1);
+            for line in kernel.body_lines(&|size| dim(size, &parent.env)) {
+                let _ = writeln!(text, "{indent}{line}");
+            }
+        }
+        NodeKind::Input { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Op(_)
+        | NodeKind::Item
+        | NodeKind::Assert { .. }
+        | NodeKind::DeviceAssert { .. }
+        | NodeKind::Print { .. } => {}
+    }
+}
+
+/// `then {`, the branch's body and the symbols it made, `}`.
+fn write_branch(
+    text: &mut String,
+    parent: &Graph,
+    word: &str,
+    branch: &Graph,
+    depth: usize,
+    sources: Option<&SourceMap>,
+) {
+    let indent = "  ".repeat(depth);
+    let _ = writeln!(text, "{indent}{word} {{");
+    write_body(text, branch, depth + 1, sources);
+    let made = symbols_made_by(branch, parent);
+    if !made.is_empty() {
+        let _ = writeln!(text, "{indent}  symbols:");
+        write_symbols(text, branch, &made, &format!("{indent}    "), sources);
+    }
+    let _ = writeln!(text, "{indent}}}");
+}
+
+/// The symbols of a branch that its parent does not have (a branch's environment starts as
+/// a copy of its parent's).
+fn symbols_made_by(branch: &Graph, parent: &Graph) -> Vec<SymbolId> {
+    let names = |graph: &Graph| -> Vec<String> {
+        graph
+            .env
+            .symbols()
+            .iter()
+            .map(|symbol| symbol.name().to_string())
+            .collect()
+    };
+    let known = names(parent);
+    names(branch)
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| !known.contains(name))
+        .map(|(index, _)| SymbolId(index as u32))
+        .collect()
 }
 
 fn write_node(text: &mut String, graph: &Graph, index: u32, node: &Node) {
     let env = &graph.env;
     let outputs = || types(&node.outputs, env);
+    let _ = write!(text, "%{index} = ");
     match &node.kind {
-        NodeKind::Input { name, .. } => {
-            let _ = write!(text, "%{index} = input {name} : {}", outputs());
+        NodeKind::Input { name, path } => {
+            let _ = write!(text, "input {name} {} : {}", argument(path), outputs());
         }
         NodeKind::Constant { index: constant } => {
-            let _ = write!(text, "%{index} = constant #{constant} : {}", outputs());
+            let _ = write!(text, "constant #{constant} : {}", outputs());
         }
         NodeKind::Op(Op::Fused(kernel)) => {
             let _ = write!(
                 text,
-                "%{index} = fused[{}]({}) : {}",
+                "fused[{}]({}) : {}",
                 kernel.member_names().join(", "),
                 args(&node.args, graph),
                 outputs()
             );
         }
-        NodeKind::Op(op) => {
+        NodeKind::Op(operation) => {
             let _ = write!(
                 text,
-                "%{index} = {}({}) : {}",
-                op.name(),
-                op_arguments(op, &node.args, graph),
+                "{}({}) : {}",
+                operation.name(),
+                op::arguments(operation, &node.args, graph),
                 outputs()
             );
         }
         NodeKind::Item => {
+            let dtype = node.outputs.first().map(|meta| meta.dtype.to_string());
             let _ = write!(
                 text,
-                "%{index} = item({}) : {}",
+                "item({}) : {}",
                 args(&node.args, graph),
-                node.outputs[0].dtype
+                dtype.unwrap_or_default()
             );
-            for (symbol, _) in &node.binds {
-                let _ = write!(text, " -> {}", env.display(env.symbol_expr(*symbol)));
-            }
         }
         NodeKind::Assert { cond, message } => {
             let _ = write!(
                 text,
-                "%{index} = assert {}, {}",
+                "assert {}, {}",
                 env.display(*cond),
                 template(message, graph)
             );
         }
-        NodeKind::DeviceAssert { message, .. } => {
+        NodeKind::DeviceAssert { message, scalar } => {
+            let marker = if *scalar { "scalar " } else { "" };
             let _ = write!(
                 text,
-                "%{index} = device_assert {}, {}",
+                "device_assert {marker}{}, {}",
                 args(&node.args, graph),
                 template(message, graph)
             );
         }
         NodeKind::Print { line } => {
-            let _ = write!(text, "%{index} = print {}", template(line, graph));
+            let _ = write!(text, "print {}", template(line, graph));
         }
         NodeKind::Cond { .. } => {
-            let _ = write!(
-                text,
-                "%{index} = cond({}) : {}",
-                args(&node.args, graph),
-                outputs()
-            );
+            let _ = write!(text, "cond({}) : {}", args(&node.args, graph), outputs());
+        }
+    }
+    write_binds(text, node, env);
+}
+
+/// ` -> u0 (dim 0)` for each symbol the node binds; ` -> u0` for an element.
+fn write_binds(text: &mut String, node: &Node, env: &ShapeEnv) {
+    for (symbol, source) in &node.binds {
+        let _ = write!(text, " -> {}", env.symbol(*symbol).name());
+        match source {
+            BindSource::Element => {}
+            BindSource::Dim { output, dim } if node.outputs.len() == 1 && *output == 0 => {
+                let _ = write!(text, " (dim {dim})");
+            }
+            BindSource::Dim { output, dim } => {
+                let _ = write!(text, " (output {output}, dim {dim})");
+            }
         }
     }
 }
 
+/// `@0`, or `@0[1]` for item 1 of a list argument 0.
+pub fn argument(path: &ArgumentPath) -> String {
+    let mut text = String::from("@");
+    for (position, index) in path.iter().enumerate() {
+        if position == 0 {
+            let _ = write!(text, "{index}");
+        } else {
+            let _ = write!(text, "[{index}]");
+        }
+    }
+    text
+}
+
 fn value(value: ValueRef, graph: &Graph) -> String {
-    if graph.node(value.node).outputs.len() == 1 {
+    let outputs = graph
+        .nodes
+        .get(value.node.index())
+        .map_or(1, |node| node.outputs.len());
+    if outputs == 1 && value.output == 0 {
         value.node.to_string()
     } else {
         format!("{}.{}", value.node, value.output)
     }
 }
 
-/// `%1`, `2.0`, `u0`.
-fn arg(argument: &Arg, graph: &Graph) -> String {
-    match argument {
-        Arg::Tensor(tensor) => value(*tensor, graph),
-        Arg::Int(d) => dim(*d, &graph.env),
-        Arg::Float(x) => crate::dtype::format_f64(*x),
-        Arg::Bool(b) => b.to_string(),
-    }
-}
-
-fn args(arguments: &[Arg], graph: &Graph) -> String {
-    let printed: Vec<String> = arguments.iter().map(|a| arg(a, graph)).collect();
+fn args(arguments: &[super::ir::Arg], graph: &Graph) -> String {
+    let printed: Vec<String> = arguments.iter().map(|a| op::arg(a, graph)).collect();
     printed.join(", ")
 }
 
@@ -177,147 +277,43 @@ fn types(outputs: &[Meta], env: &ShapeEnv) -> String {
     }
 }
 
-fn number(value: Number, env: &ShapeEnv) -> String {
-    match value {
-        Number::Int(d) => dim(d, env),
-        Number::Float(x) => crate::dtype::format_f64(x),
-    }
-}
-
-/// The operands then the attributes of an op, positionally.
-fn op_arguments(op: &Op, arguments: &[Arg], graph: &Graph) -> String {
-    let env = &graph.env;
-    let operands = args(arguments, graph);
-    let join = |attributes: String| {
-        if operands.is_empty() {
-            attributes
-        } else if attributes.is_empty() {
-            operands.clone()
-        } else {
-            format!("{operands}, {attributes}")
-        }
-    };
-    match op {
-        Op::Full { shape, .. } => format!("{}, {operands}", dims(shape, env)),
-        Op::Arange { start, end, step } => format!(
-            "{}, {}, {}",
-            number(*start, env),
-            number(*end, env),
-            number(*step, env)
-        ),
-        Op::Randn { shape } => dims(shape, env),
-        Op::Cast(dtype) => join(dtype.to_string()),
-        Op::Clamp { min, max } => {
-            let mut parts = vec![arg(&arguments[0], graph)];
-            let mut bounds = arguments[1..].iter();
-            for (present, name) in [(*min, "min"), (*max, "max")] {
-                if present && let Some(bound) = bounds.next() {
-                    parts.push(format!("{name}={}", arg(bound, graph)));
-                }
-            }
-            parts.join(", ")
-        }
-        Op::Reduce {
-            dims: reduced,
-            keepdim,
-            ..
-        } => {
-            let mut attributes = Vec::new();
-            if let Some(reduced) = reduced {
-                attributes.push(format!("dims={reduced:?}"));
-            }
-            if *keepdim {
-                attributes.push("keepdim=true".to_string());
-            }
-            join(attributes.join(", "))
-        }
-        Op::Cumsum { dim: d } | Op::Diff { dim: d } | Op::Unsqueeze { dim: d } => {
-            join(d.to_string())
-        }
-        Op::Reshape { shape } | Op::Expand { shape } => join(dims(shape, env)),
-        Op::Permute { dims: order } | Op::Squeeze { dims: order } => join(format!("{order:?}")),
-        Op::Cat { dim: d } | Op::Stack { dim: d } => format!("[{operands}], {d}"),
-        Op::Split { sizes, dim: d } => join(format!("{}, {d}", dims(sizes, env))),
-        Op::Narrow {
-            dim: d,
-            start,
-            length,
-        } => join(format!("{d}, {}, {}", dim(*start, env), dim(*length, env))),
-        Op::IndexSelect { dim: d } | Op::Gather { dim: d } => {
-            format!(
-                "{}, {d}, {}",
-                arg(&arguments[0], graph),
-                arg(&arguments[1], graph)
-            )
-        }
-        Op::Index { items } => {
-            let mut tensors = arguments[1..].iter();
-            let printed: Vec<String> = items
-                .iter()
-                .map(|item| index_item(item, &mut tensors, graph))
-                .collect();
-            format!("{}, [{}]", arg(&arguments[0], graph), printed.join(", "))
-        }
-        Op::RepeatInterleave { dim: Some(d) } => join(format!("dim={d}")),
-        _ => operands,
-    }
-}
-
-fn index_item<'a>(
-    item: &IndexSpec,
-    tensors: &mut impl Iterator<Item = &'a Arg>,
-    graph: &Graph,
-) -> String {
-    let env = &graph.env;
-    match item {
-        IndexSpec::Int(position) => dim(*position, env),
-        IndexSpec::Slice { start, stop, step } => {
-            let bound = |b: &Option<Dim>| b.map(|d| dim(d, env)).unwrap_or_default();
-            let mut slice = format!("{}:{}", bound(start), bound(stop));
-            if *step != 1 {
-                let _ = write!(slice, ":{step}");
-            }
-            slice
-        }
-        IndexSpec::NewAxis => "none".to_string(),
-        IndexSpec::Mask { .. } | IndexSpec::Indices { .. } => tensors
-            .next()
-            .map(|tensor| arg(tensor, graph))
-            .unwrap_or_default(),
-    }
-}
-
 /// A template as a TSL string literal: `"want {u0} elements"`.
 fn template(template: &Template, graph: &Graph) -> String {
     let mut text = String::from("\"");
     for part in &template.0 {
         match part {
-            Part::Text(literal) => {
-                for c in literal.chars() {
-                    match c {
-                        '"' => text.push_str("\\\""),
-                        '\\' => text.push_str("\\\\"),
-                        '\n' => text.push_str("\\n"),
-                        '\t' => text.push_str("\\t"),
-                        '{' => text.push_str("\\{"),
-                        '}' => text.push_str("\\}"),
-                        c => text.push(c),
-                    }
-                }
-            }
+            Part::Text(literal) => escape_into(&mut text, literal),
             Part::Int(d) => {
                 let _ = write!(text, "{{{}}}", dim(*d, &graph.env));
             }
             Part::Bool(cond) => {
                 let _ = write!(text, "{{{}}}", graph.env.display(*cond));
             }
-            Part::Scalar(tensor) | Part::Tensor(tensor) => {
+            Part::Scalar(tensor) => {
+                let _ = write!(text, "{{scalar({})}}", value(*tensor, graph));
+            }
+            Part::Tensor(tensor) => {
                 let _ = write!(text, "{{{}}}", value(*tensor, graph));
             }
         }
     }
     text.push('"');
     text
+}
+
+fn escape_into(text: &mut String, literal: &str) {
+    for c in literal.chars() {
+        match c {
+            '"' => text.push_str("\\\""),
+            '\\' => text.push_str("\\\\"),
+            '\n' => text.push_str("\\n"),
+            '\r' => text.push_str("\\r"),
+            '\t' => text.push_str("\\t"),
+            '{' => text.push_str("\\{"),
+            '}' => text.push_str("\\}"),
+            c => text.push(c),
+        }
+    }
 }
 
 fn output(returned: &Output, graph: &Graph) -> String {
@@ -327,9 +323,10 @@ fn output(returned: &Output, graph: &Graph) -> String {
         Output::SymBool(cond) => graph.env.display(*cond),
         Output::Int(d) => dim(*d, &graph.env),
         Output::Float(x) => crate::dtype::format_f64(*x),
-        Output::Scalar(tensor) | Output::Tensor(tensor) => value(*tensor, graph),
+        Output::Scalar(tensor) => format!("scalar({})", value(*tensor, graph)),
+        Output::Tensor(tensor) => value(*tensor, graph),
         Output::Str(text) => format!("{text:?}"),
-        Output::Template(parts) => template(parts, graph),
+        Output::Template(parts) => format!("template {}", template(parts, graph)),
         Output::List(items) => {
             let printed: Vec<String> = items.iter().map(|item| output(item, graph)).collect();
             format!("[{}]", printed.join(", "))
@@ -346,17 +343,18 @@ pub fn range(range: Range) -> String {
     format!("[{}, {}]", end(range.lo), end(range.hi))
 }
 
-fn write_symbols(text: &mut String, graph: &Graph, sources: Option<&SourceMap>) {
+fn write_symbols(
+    text: &mut String,
+    graph: &Graph,
+    symbols: &[SymbolId],
+    indent: &str,
+    sources: Option<&SourceMap>,
+) {
     let env = &graph.env;
-    if env.symbols().is_empty() {
-        return;
-    }
-    text.push_str("symbols:\n");
-    for (index, symbol) in env.symbols().iter().enumerate() {
-        let id = crate::sym::SymbolId(index as u32);
-        let name = env.display(env.symbol_expr(id));
+    for &id in symbols {
+        let symbol = env.symbol(id);
         let described = match &symbol.kind {
-            SymbolKind::Backed { source, .. } => source.clone(),
+            SymbolKind::Backed { source, .. } => format!("{source}{}", read_from(graph, id)),
             SymbolKind::Unbacked { origin } => match sources {
                 Some(sources) => {
                     format!("{} at {}", origin.operation, sources.location(origin.span))
@@ -366,7 +364,8 @@ fn write_symbols(text: &mut String, graph: &Graph, sources: Option<&SourceMap>) 
         };
         let _ = write!(
             text,
-            "  {name} = {described}, range {}",
+            "{indent}{} = {described}, range {}",
+            symbol.name(),
             self::range(symbol.range)
         );
         if symbol.size_like && !symbol.is_backed() {
@@ -376,6 +375,24 @@ fn write_symbols(text: &mut String, graph: &Graph, sources: Option<&SourceMap>) 
             let _ = write!(text, ", replaced by {}", env.display(replacement));
         }
         text.push('\n');
+    }
+}
+
+/// ` from @0.size(0), @2.size(0)`: where a backed symbol is read, in the graph's order.
+fn read_from(graph: &Graph, symbol: SymbolId) -> String {
+    let places: Vec<String> = graph
+        .backed
+        .iter()
+        .filter(|(backed, _)| *backed == symbol)
+        .map(|(_, source)| match source {
+            InputSource::TensorDim { path, dim } => format!("{}.size({dim})", argument(path)),
+            InputSource::Int { path } => argument(path),
+        })
+        .collect();
+    if places.is_empty() {
+        String::new()
+    } else {
+        format!(" from {}", places.join(", "))
     }
 }
 

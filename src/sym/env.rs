@@ -117,7 +117,7 @@ pub struct ShapeEnv {
     pub(super) arena: Arena,
     pub(super) symbols: Vec<Symbol>,
     pub(super) symbol_exprs: Vec<ExprId>,
-    counts: [u32; 2],
+    pub(super) counts: [u32; 2],
     pub(super) facts: Facts,
     pub(super) cache: Caches,
     pub(super) guards: Vec<Guard>,

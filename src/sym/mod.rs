@@ -13,6 +13,7 @@
 //! - `bounds.rs`: bottom-up range analysis, cached per node.
 //! - `facts.rs`: what `check` teaches: bounds on linear forms, exclusions, disjunctions.
 //! - `replace.rs`: replacements (`u0 == s0 + 1`) and resolution.
+//! - `restore.rs`: rebuilding an environment from its printed form.
 //! - `linear.rs`: bounded linear reasoning over facts.
 //! - `reason.rs`: queries, modes, `check`, `check_size`, guard recording.
 //! - `eval.rs`: evaluation with concrete values.
@@ -55,6 +56,7 @@ mod program;
 mod range;
 mod reason;
 mod replace;
+mod restore;
 mod rules;
 mod symbol;
 

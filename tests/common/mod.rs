@@ -473,3 +473,24 @@ pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
     }
     problems
 }
+
+/// Every graph traced from a file, before the passes: the traces of its real calls, then
+/// the traces `tsl check` makes from each compiled function's annotations.
+pub fn traces_of(path: PathBuf) -> Vec<tsl::graph::ir::Graph> {
+    let options = Options {
+        keep_unoptimized: true,
+        ..Options::default()
+    };
+    let sink = Rc::new(RefCell::new(Vec::new()));
+    let mut interpreter = Interpreter::new(options.clone(), Box::new(Collect(sink.clone())));
+    interpreter.run_file(&path);
+    let mut graphs = interpreter.unoptimized_graphs().to_vec();
+    let mut checker = Interpreter::new(options, Box::new(Collect(sink)));
+    if let Some((module, _)) = checker.load_definitions(&path) {
+        for function in module.compiled_functions() {
+            let _ = checker.trace_from_annotations(&function);
+        }
+    }
+    graphs.extend(checker.unoptimized_graphs().iter().cloned());
+    graphs
+}

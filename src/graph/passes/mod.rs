@@ -13,6 +13,9 @@
 //! - `fuse`: groups of elementwise operations and their reductions become one fused node.
 //!   It runs when a compiled graph is prepared to run, not in [`optimize`]: the printed graph
 //!   (`tsl graph`) shows the operations as written unless `--fused` asks for it.
+//!
+//! [`PASSES`] names them for filetests (`; passes: simplify cse dce`) and tools; `optimize`
+//! is the pipeline, which also runs on the branches of `cond`.
 
 mod cse;
 mod dce;
@@ -26,6 +29,31 @@ pub use cse::eliminate_common_subexpressions;
 pub use dce::eliminate_dead_code;
 pub use fuse::{FusionPolicy, fuse};
 pub use simplify::simplify;
+
+/// A pass rewrites a graph in place.
+pub type Pass = fn(&mut Graph);
+
+/// Every pass by name, in the order they usually run.
+pub const PASSES: &[(&str, Pass)] = &[
+    ("simplify", simplify),
+    ("cse", eliminate_common_subexpressions),
+    ("dce", eliminate_dead_code),
+    ("optimize", optimize),
+    ("fuse", fuse_for_cpu),
+];
+
+/// Fusion with the CPU's policy, the form filetests run it in.
+fn fuse_for_cpu(graph: &mut Graph) {
+    fuse(graph, &FusionPolicy::default());
+}
+
+/// The pass called `name`.
+pub fn by_name(name: &str) -> Option<Pass> {
+    PASSES
+        .iter()
+        .find(|(known, _)| *known == name)
+        .map(|(_, pass)| *pass)
+}
 
 /// The pipeline run on every trace, also on the branches of `cond`.
 pub fn optimize(graph: &mut Graph) {

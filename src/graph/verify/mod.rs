@@ -9,10 +9,14 @@
 //! 4. input and constant nodes have no arguments; an `item` has one one-element tensor
 //!    argument; a device assert has one `bool` tensor argument; an assert's condition is
 //!    boolean;
-//! 5. an op node's outputs have the dtypes and ranks its shape rule gives for its arguments;
+//! 5. an op node has the form its shape rule expects (operand count, dims within the
+//!    operands' ranks: `form`), and its outputs have the dtypes and ranks that rule gives for
+//!    its arguments;
 //! 6. the output refers to existing values and bound symbols;
 //! 7. the branches of a `cond` are valid graphs (with the parent's symbols bound) whose
 //!    outputs have the node's dtypes and ranks.
+
+mod form;
 
 use std::collections::HashSet;
 
@@ -161,6 +165,7 @@ fn check_kind(graph: &Graph, node: &Node, bound: &HashSet<SymbolId>) -> Result<(
         }
         NodeKind::Op(op) => {
             let metas: Vec<Meta> = node.args.iter().map(arg_meta).collect();
+            form::check_form(op, &metas).map_err(|problem| format!("{}: {problem}", op.name()))?;
             let mut op = op.clone();
             let expected = shape::infer(&mut op, &metas, &mut Lenient).map_err(|rule| {
                 format!(
