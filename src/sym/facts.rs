@@ -52,6 +52,9 @@ pub(super) struct Facts {
     /// For a term and a sign, the facts that bound `sign*term` from above once oriented: each
     /// fact's entry and its coefficient on the term. Where linear reasoning looks.
     by_term: FxHashMap<(ExprId, bool), Vec<(u32, i64)>>,
+    /// Whether a fact in `by_term` has a `min` or `max` term, whose arguments may bring any
+    /// term into a linear search.
+    extremum_terms: bool,
     /// Forms and disjunctions that mention a symbol: for explanations and replacements.
     by_symbol: Vec<Vec<ExprId>>,
     disjunctions: FxHashSet<ExprId>,
@@ -148,6 +151,11 @@ impl Facts {
         self.by_term
             .get(&(term, positive))
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether a fact of two or more terms has a `min` or `max` term.
+    pub(super) fn has_extremum_terms(&self) -> bool {
+        self.extremum_terms
     }
 
     /// Whether any fact of two or more terms mentions `term`.
@@ -351,6 +359,8 @@ impl ShapeEnv {
             }
             entry.indexed[side] = true;
             for &(term, coefficient) in terms {
+                let extremum = matches!(self.arena.node(term), Node::Min(_) | Node::Max(_));
+                self.facts.extremum_terms |= extremum;
                 let positive = (coefficient > 0) == (side == 0);
                 let list = self.facts.by_term.entry((term, positive)).or_default();
                 list.push((index, coefficient));

@@ -13,8 +13,9 @@
 //! - `bounds.rs`: bottom-up range analysis, cached per node.
 //! - `facts.rs`: what `check` teaches: bounds on linear forms, exclusions, disjunctions.
 //! - `replace.rs`: replacements (`u0 == s0 + 1`) and resolution.
-//! - `linear.rs`: bounded linear reasoning over facts.
+//! - `linear.rs`: bounded linear reasoning over facts and the bounds of `min` and `max`.
 //! - `reason.rs`: queries, modes, `check`, `check_size`, guard recording.
+//! - `oblivious.rs`: questions rebuilt under the size-oblivious assumption.
 //! - `eval.rs`: evaluation with concrete values.
 //! - `guard.rs`: compiled guard sets; `program.rs`: the register programs they run.
 //! - `print.rs`: printing in TSL syntax.
@@ -50,6 +51,7 @@ mod guard;
 mod linear;
 mod logic;
 mod node;
+mod oblivious;
 mod print;
 mod program;
 mod range;

@@ -254,7 +254,7 @@ fn quotient_by_range(
     modulo: bool,
 ) -> Option<Result<ExprId, SymError>> {
     let divisor = env.divisor_at_least(b, 1)?;
-    let range = env.range(a);
+    let range = env.rule_range(a);
     let (lo, hi) = (range.finite_lo()?, range.finite_hi()?);
     let quotient = floor_div_i64(lo, divisor)?;
     if floor_div_i64(hi, divisor)? != quotient {
@@ -295,7 +295,7 @@ fn multiple_of(
 ) -> Option<Result<ExprId, SymError>> {
     let (x, y) = (env.arena.data(a).linear, env.arena.data(b).linear);
     let same_form = x.form.is_some() && x.form == y.form && x.constant == 0 && y.constant == 0;
-    if !same_form || x.scale.checked_rem(y.scale) != Some(0) || env.range(b).contains(0) {
+    if !same_form || x.scale.checked_rem(y.scale) != Some(0) || env.rule_range(b).contains(0) {
         return None;
     }
     let value = if modulo {
@@ -355,11 +355,18 @@ fn drop_dominated(env: &mut ShapeEnv, args: &mut Vec<ExprId>, kind: Extremum) {
     }
 }
 
-/// Whether `a <= b` follows from ranges or from a constant difference.
+/// Whether `a <= b` follows from a constant difference, from ranges or from facts.
 fn known_le(env: &mut ShapeEnv, a: ExprId, b: ExprId) -> bool {
     let (x, y) = (env.arena.data(a).linear, env.arena.data(b).linear);
     if x.form.is_some() && x.form == y.form && x.scale == y.scale {
         return x.constant <= y.constant;
     }
-    env.range(a).hi <= env.range(b).lo
+    if env.rule_range(a).hi <= env.rule_range(b).lo {
+        return true;
+    }
+    let Ok(cond) = env.le(a, b) else {
+        return false;
+    };
+    let oblivious = env.oblivious_rules;
+    env.decide(cond, oblivious) == Some(true)
 }

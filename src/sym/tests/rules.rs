@@ -1,6 +1,8 @@
-//! Every rewrite and range rule as a row `(rule, symbols, expr, lo, hi, "rendered")`.
+//! Every rewrite and range rule as a row `(rule, symbols, expr, lo, hi, "rendered")`; facts to
+//! check first follow the symbols after `;` (`"u0; u0 % 4 == 0"`).
 
 use super::support::Fixture;
+use crate::source::Span;
 use crate::sym::rules::{EXTREMUM_RULES, FLOOR_DIV_RULES, MODULO_RULES};
 use crate::sym::{NEG_INF, POS_INF, SymError};
 
@@ -76,6 +78,8 @@ const ATOMS: &[Row] = &[
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "u0:2..", "max(u0, 1)", 2, INF, "u0"),
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "u0", "min(u0, u0 + 1)", NINF, INF, "u0"),
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "u0", "max(u0, 1)", 1, INF, "max(u0, 1)"),
+    ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "s0=5 u0; u0 <= s0", "min(u0, s0)", NINF, INF, "u0"),
+    ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "s0=5 u0 u1; u0 <= u1; u1 <= s0", "max(s0, u0)", 2, INF, "s0"),
 ];
 
 /// Comparisons and connectives.
@@ -128,13 +132,23 @@ const RANGES: &[Row] = &[
     ("range: negation", "u0:-1..3", "-u0", -3, 1, "-u0"),
     ("range: min", "u0:0..10 u1:3..5", "min(u0, u1)", 0, 5, "min(u0, u1)"),
     ("range: max", "u0:0..10 u1:3..5", "max(u0, u1)", 3, 10, "max(u0, u1)"),
+    ("range: min below one argument", "u0:0..10 u1:3..", "min(u0, u1)", 0, 10, "min(u0, u1)"),
+    ("range: min of an unbounded argument", "s0=5 u0", "min(u0, s0)", NINF, INF, "min(s0, u0)"),
+    ("range: max above one argument", "u0:..10 u1:3..5", "max(u0, u1)", 3, 10, "max(u0, u1)"),
+    ("range: max of a size and 1", "u0:0..", "max(u0, 1)", 1, INF, "max(u0, 1)"),
+    ("range: min of a sum", "u0:0..4 u1:1..2", "min(u0 + u1, 3)", 1, 3, "min(u0 + u1, 3)"),
     ("range: overflow widens to infinity", "u0:0..", "u0 + 9_223_372_036_854_775_000", 9_223_372_036_854_775_000, INF, "u0 + 9223372036854775000"),
     ("range: comparison undecided", "u0:0..10", "u0 < 5", 0, 1, "u0 <= 4"),
 ];
 
 fn check_rows(rows: &[Row]) {
-    for &(rule, symbols, text, lo, hi, rendered) in rows {
-        let mut fixture = Fixture::new(symbols);
+    for &(rule, declarations, text, lo, hi, rendered) in rows {
+        let mut parts = declarations.split(';');
+        let mut fixture = Fixture::new(parts.next().unwrap_or_default());
+        for fact in parts {
+            let fact = fixture.expr(fact);
+            fixture.env.check(fact, Span::default());
+        }
         let expr = fixture.expr(text);
         let env = &mut fixture.env;
         assert_eq!(env.display(expr), rendered, "{rule}: {text}");
