@@ -1,6 +1,6 @@
 //! Facts, as `check` teaches them: bounds and excluded values on linear forms, disjunctions,
 //! and replacements, indexed by term and by symbol so that a query only touches facts about
-//! its own terms.
+//! its own terms. What a comparison implies about other forms is in implied.rs.
 //!
 //! Every comparison is canonically `form <relation> bound`, so one table keyed by form holds
 //! everything known about `u0`, `u0 // 2` or `u0 + u1 + u2` alike: a comparison with a
@@ -229,14 +229,16 @@ impl ShapeEnv {
     fn learn_relation(&mut self, relation: Relation, form: ExprId, bound: i64) {
         match relation {
             Relation::Eq => {
-                if !self.try_replace(form, bound) {
-                    self.tighten(form, Range::exactly(bound));
+                if self.try_replace(form, bound) {
+                    return;
                 }
+                self.tighten(form, Range::exactly(bound));
             }
             Relation::Le => self.tighten(form, Range::at_most(bound)),
             Relation::Ge => self.tighten(form, Range::at_least(bound)),
-            Relation::Ne => self.exclude(form, bound),
+            Relation::Ne => return self.exclude(form, bound),
         }
+        self.learn_implied(relation, form, bound);
     }
 
     fn learn_disjunction(&mut self, cond: ExprId, args: &[ExprId]) {

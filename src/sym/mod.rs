@@ -12,6 +12,7 @@
 //! - `logic.rs`: canonical comparisons and `and`/`or`/`not`.
 //! - `bounds.rs`: bottom-up range analysis, cached per node.
 //! - `facts.rs`: what `check` teaches: bounds on linear forms, exclusions, disjunctions.
+//! - `implied.rs`: what a learned comparison implies: congruences, bounds of a dividend.
 //! - `replace.rs`: replacements (`u0 == s0 + 1`) and resolution.
 //! - `linear.rs`: bounded linear reasoning over facts and the bounds of `min` and `max`.
 //! - `reason.rs`: queries, modes, `check`, `check_size`, guard recording.
@@ -48,6 +49,7 @@ mod eval;
 mod explain;
 mod facts;
 mod guard;
+mod implied;
 mod linear;
 mod logic;
 mod node;

@@ -1,5 +1,6 @@
-//! The rewrite rules of the atoms `//`, `%`, `min` and `max`: one table per operation, one line
-//! per rule, tried in order on canonical operands; the first rule that applies wins.
+//! The rewrite rules of the atoms `//`, `%`, `min` and `max`, and of the terms of a sum: one
+//! table per operation, one line per rule, tried in order on canonical operands; the first
+//! rule that applies wins.
 //!
 //! Normalizations done elsewhere, for reference: sums combine like terms and fold constants
 //! (`x + 0 -> x`, `2*x - x -> x`), products merge powers (`x*x -> x**2`, `x*1 -> x`, `x*0 -> 0`),
@@ -84,6 +85,20 @@ pub(super) const EXTREMUM_RULES: &[ListRule] = &[
     ),
 ];
 
+/// A rule on one term `coefficient*term` of a sum: `Some(expression)` that replaces it.
+type TermRule = (
+    &'static str,
+    fn(&mut ShapeEnv, ExprId, i64) -> Option<Result<ExprId, SymError>>,
+);
+
+/// Terms of a sum, tried on every term when the sum is built.
+pub(super) const TERM_RULES: &[TermRule] = &[
+    (
+        "c*(x // k) -> (c/k)*(x - r) when x % k == r is known",
+        exact_quotient,
+    ), // k*(x // k) == x - x % k
+];
+
 /// Which of `min` and `max`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Extremum {
@@ -146,6 +161,29 @@ impl ShapeEnv {
             Extremum::Max => Node::Max(args.into()),
         };
         Ok(self.arena.intern(node, None))
+    }
+
+    /// The sum of `terms` and `constant` with a term rewritten by [`TERM_RULES`]; `None`
+    /// when no rule applies.
+    pub(super) fn rewrite_terms(
+        &mut self,
+        terms: &[(ExprId, i64)],
+        constant: i64,
+    ) -> Option<Result<ExprId, SymError>> {
+        for (index, &(term, coefficient)) in terms.iter().enumerate() {
+            for (_, rule) in TERM_RULES {
+                let Some(replacement) = rule(self, term, coefficient) else {
+                    continue;
+                };
+                let mut rest = terms.to_vec();
+                rest.remove(index);
+                return Some(replacement.and_then(|replacement| {
+                    let rest = self.make_sum(rest, constant)?;
+                    self.add(rest, replacement)
+                }));
+            }
+        }
+        None
     }
 
     /// The divisor as a constant of at least `at_least`.
@@ -304,6 +342,27 @@ fn multiple_of(
         x.scale.checked_div(y.scale)?
     };
     Some(Ok(env.int(value)))
+}
+
+/// `c*(x // k)` for `k` dividing `c`, when the remainder `x % k` is a known constant `r`:
+/// `(c/k)*(x - r)`.
+fn exact_quotient(
+    env: &mut ShapeEnv,
+    term: ExprId,
+    coefficient: i64,
+) -> Option<Result<ExprId, SymError>> {
+    let Node::FloorDiv(dividend, divisor) = *env.arena.node(term) else {
+        return None;
+    };
+    let k = env.divisor_at_least(divisor, 2)?;
+    if coefficient % k != 0 {
+        return None;
+    }
+    let remainder = env.modulo(dividend, divisor).ok()?;
+    let remainder = env.rule_range(remainder).constant()?;
+    let remainder = env.int(remainder);
+    let exact = env.sub(dividend, remainder).ok()?;
+    Some(env.scale(exact, coefficient / k))
 }
 
 /// Splices nested `min` into `min` (and `max` into `max`).

@@ -3,7 +3,7 @@
 
 use super::support::Fixture;
 use crate::source::Span;
-use crate::sym::rules::{EXTREMUM_RULES, FLOOR_DIV_RULES, MODULO_RULES};
+use crate::sym::rules::{EXTREMUM_RULES, FLOOR_DIV_RULES, MODULO_RULES, TERM_RULES};
 use crate::sym::{NEG_INF, POS_INF, SymError};
 
 const INF: i64 = POS_INF;
@@ -80,6 +80,12 @@ const ATOMS: &[Row] = &[
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "u0", "max(u0, 1)", 1, INF, "max(u0, 1)"),
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "s0=5 u0; u0 <= s0", "min(u0, s0)", NINF, INF, "u0"),
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "s0=5 u0 u1; u0 <= u1; u1 <= s0", "max(s0, u0)", 2, INF, "s0"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0; u0 % 4 == 0", "(u0 // 4) * 4", NINF, INF, "u0"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0:0..; u0 % 3 == 0", "6*(u0 // 3) + 1", 1, INF, "2*u0 + 1"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0; u0 % 4 == 1", "8*(u0 // 4) + 1", NINF, INF, "2*u0 - 1"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0 u1; u0 + u1 == 4*u1 + 2", "3*(u0 // 3)", NINF, INF, "u0 - 2"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0", "(u0 // 4) * 4", NINF, INF, "4*(u0 // 4)"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0; u0 % 4 == 0", "(u0 // 4) * 2", NINF, INF, "2*(u0 // 4)"),
 ];
 
 /// Comparisons and connectives.
@@ -137,6 +143,10 @@ const RANGES: &[Row] = &[
     ("range: max above one argument", "u0:..10 u1:3..5", "max(u0, u1)", 3, 10, "max(u0, u1)"),
     ("range: max of a size and 1", "u0:0..", "max(u0, 1)", 1, INF, "max(u0, 1)"),
     ("range: min of a sum", "u0:0..4 u1:1..2", "min(u0 + u1, 3)", 1, 3, "min(u0 + u1, 3)"),
+    ("range: a // c after a % c == 0", "u0:0..9; u0 % 4 == 0", "u0 // 4", 0, 2, "u0 // 4"),
+    ("range: a after a // c == q", "u0; u0 // 4 == 2", "u0", 8, 11, "u0"),
+    ("range: a after a // c <= q", "u0:0..; u0 // 4 <= 2", "u0", 0, 11, "u0"),
+    ("range: a after a // c > q", "u0; u0 // 4 > -2", "u0", -4, INF, "u0"),
     ("range: overflow widens to infinity", "u0:0..", "u0 + 9_223_372_036_854_775_000", 9_223_372_036_854_775_000, INF, "u0 + 9223372036854775000"),
     ("range: comparison undecided", "u0:0..10", "u0 < 5", 0, 1, "u0 <= 4"),
 ];
@@ -183,7 +193,8 @@ fn every_table_rule_has_a_row() {
         .iter()
         .map(|rule| rule.0)
         .chain(MODULO_RULES.iter().map(|rule| rule.0))
-        .chain(EXTREMUM_RULES.iter().map(|rule| rule.0));
+        .chain(EXTREMUM_RULES.iter().map(|rule| rule.0))
+        .chain(TERM_RULES.iter().map(|rule| rule.0));
     for name in names {
         assert!(
             ATOMS.iter().any(|row| row.0 == name),

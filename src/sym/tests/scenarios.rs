@@ -206,6 +206,42 @@ ask min(u2, s0) == u2       => true
 show max(u0, 1)             => max(u0, 1)
 guards                      =>
 
+# a known remainder makes the quotient exact
+symbols u0 u1
+check u0 % 4 == 0           => learned
+show (u0 // 4) * 4          => u0
+ask (u0 // 4) * 4 == u0     => true
+ask u0 % 4 == 0             => true
+ask u0 == 8                 => data-dependent u0
+ask u0 % 8 == 0             => data-dependent u0
+show (u1 // 4) * 4          => 4*(u1 // 4)
+check u1 % 3 == 2           => learned
+show 3*(u1 // 3) + 2        => u1
+
+# an equality teaches divisibility
+symbols s0=6 u0 u1 u2
+check u0 == 3*u1            => learned
+ask u0 % 3 == 0             => true
+show (u0 // 3) * 3          => u0
+ask u0 % 6 == 0             => data-dependent u0
+check u2 == 4*u0            => learned
+show u2 % 4                 => 0
+show (u2 // 4) * 4          => 4*u0
+check s0 == 2*u1 + 1        => learned
+ask s0 % 2 == 1             => true
+
+# a bound on a quotient bounds the dividend
+symbols u0 u1 u2
+check u0 // 4 == 2          => learned
+range u0                    => [8, 11]
+ask u0 >= 8 and u0 <= 11    => true
+ask u0 == 8                 => data-dependent u0
+check (u1 + u2) // 3 <= 5   => learned
+ask u1 + u2 <= 17           => true
+ask u1 + u2 <= 16           => data-dependent u1 u2
+check u1 // 2 > 0           => learned
+range u1                    => [2, inf]
+
 # explanations of undecidable questions
 symbols u0 u1
 ask 2*u0 == 3*u1            => data-dependent u0 u1
