@@ -155,6 +155,9 @@ impl ShapeEnv {
             }
         }
         merged.retain(|&(_, coefficient)| coefficient != 0);
+        if let Some(rewritten) = self.rewrite_terms(&merged, constant) {
+            return rewritten;
+        }
         match (merged.as_slice(), constant) {
             ([], _) => return Ok(self.int(constant)),
             ([(term, 1)], 0) => return Ok(*term),

@@ -17,6 +17,12 @@ impl ShapeEnv {
         self.range_in(expr, false)
     }
 
+    /// The range the rewrite rules read: the size-oblivious one while an expression is
+    /// rebuilt for a size-oblivious question, the exact one otherwise.
+    pub(super) fn rule_range(&mut self, expr: ExprId) -> Range {
+        self.range_in(expr, self.oblivious_rules)
+    }
+
     /// The range, size-obliviously when `oblivious` is set.
     pub(super) fn range_in(&mut self, expr: ExprId, oblivious: bool) -> Range {
         if let Some(range) = self.cached_range(expr, oblivious) {

@@ -125,6 +125,9 @@ pub struct ShapeEnv {
     pub(super) asserts: Vec<RuntimeAssert>,
     pub(super) events: Vec<Event>,
     pub(super) scratch: Scratch,
+    /// Set while an expression is rebuilt for a size-oblivious question: the rewrite rules
+    /// then read size-oblivious ranges (see oblivious.rs).
+    pub(super) oblivious_rules: bool,
 }
 
 impl Default for ShapeEnv {
@@ -152,6 +155,7 @@ impl ShapeEnv {
             asserts: Vec::new(),
             events: Vec::new(),
             scratch: Scratch::default(),
+            oblivious_rules: false,
         }
     }
 

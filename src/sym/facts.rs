@@ -1,6 +1,6 @@
 //! Facts, as `check` teaches them: bounds and excluded values on linear forms, disjunctions,
 //! and replacements, indexed by term and by symbol so that a query only touches facts about
-//! its own terms.
+//! its own terms. What a comparison implies about other forms is in implied.rs.
 //!
 //! Every comparison is canonically `form <relation> bound`, so one table keyed by form holds
 //! everything known about `u0`, `u0 // 2` or `u0 + u1 + u2` alike: a comparison with a
@@ -52,6 +52,9 @@ pub(super) struct Facts {
     /// For a term and a sign, the facts that bound `sign*term` from above once oriented: each
     /// fact's entry and its coefficient on the term. Where linear reasoning looks.
     by_term: FxHashMap<(ExprId, bool), Vec<(u32, i64)>>,
+    /// Whether a fact in `by_term` has a `min` or `max` term, whose arguments may bring any
+    /// term into a linear search.
+    extremum_terms: bool,
     /// Forms and disjunctions that mention a symbol: for explanations and replacements.
     by_symbol: Vec<Vec<ExprId>>,
     disjunctions: FxHashSet<ExprId>,
@@ -150,6 +153,11 @@ impl Facts {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// Whether a fact of two or more terms has a `min` or `max` term.
+    pub(super) fn has_extremum_terms(&self) -> bool {
+        self.extremum_terms
+    }
+
     /// Whether any fact of two or more terms mentions `term`.
     pub(super) fn mentions(&self, term: ExprId) -> bool {
         !self.bounding(term, true).is_empty() || !self.bounding(term, false).is_empty()
@@ -221,14 +229,16 @@ impl ShapeEnv {
     fn learn_relation(&mut self, relation: Relation, form: ExprId, bound: i64) {
         match relation {
             Relation::Eq => {
-                if !self.try_replace(form, bound) {
-                    self.tighten(form, Range::exactly(bound));
+                if self.try_replace(form, bound) {
+                    return;
                 }
+                self.tighten(form, Range::exactly(bound));
             }
             Relation::Le => self.tighten(form, Range::at_most(bound)),
             Relation::Ge => self.tighten(form, Range::at_least(bound)),
-            Relation::Ne => self.exclude(form, bound),
+            Relation::Ne => return self.exclude(form, bound),
         }
+        self.learn_implied(relation, form, bound);
     }
 
     fn learn_disjunction(&mut self, cond: ExprId, args: &[ExprId]) {
@@ -351,6 +361,8 @@ impl ShapeEnv {
             }
             entry.indexed[side] = true;
             for &(term, coefficient) in terms {
+                let extremum = matches!(self.arena.node(term), Node::Min(_) | Node::Max(_));
+                self.facts.extremum_terms |= extremum;
                 let positive = (coefficient > 0) == (side == 0);
                 let list = self.facts.by_term.entry((term, positive)).or_default();
                 list.push((index, coefficient));

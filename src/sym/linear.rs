@@ -9,6 +9,11 @@
 //! chosen term, with a fixed budget of states and of facts per term, so a query costs the same
 //! however many facts the environment holds. Results are remembered per form until a fact
 //! changes, like ranges.
+//!
+//! Besides learned facts, every `min` and `max` term brings the facts that hold by
+//! construction, `min(a, b) <= a`, `min(a, b) <= b`, `max(a, b) >= a` and `max(a, b) >= b`:
+//! a positive `min` (a negative `max`) term may be replaced by any of its arguments, which
+//! bounds it from above, so `min(u, n) <= n` holds and `a <= min(b, c)` gives `a <= b`.
 
 use super::env::ShapeEnv;
 use super::node::{ExprId, Node};
@@ -114,11 +119,26 @@ impl ShapeEnv {
         self.scratch.linear = stack;
     }
 
-    /// Whether some term of the form appears in a fact with other terms.
+    /// Whether some term of the form appears in a fact with other terms, or is a `min` or
+    /// `max`.
     pub(super) fn has_linear_facts(&self, form: ExprId) -> bool {
+        let usable = |term: ExprId| self.facts.mentions(term) || self.is_extremum(term);
         match self.arena.node(form) {
-            Node::Sum { terms, .. } => terms.iter().any(|&(t, _)| self.facts.mentions(t)),
-            _ => self.facts.mentions(form),
+            Node::Sum { terms, .. } => terms.iter().any(|&(t, _)| usable(t)),
+            _ => usable(form),
+        }
+    }
+
+    fn is_extremum(&self, term: ExprId) -> bool {
+        matches!(self.arena.node(term), Node::Min(_) | Node::Max(_))
+    }
+
+    /// The arguments that bound `term` (`-term` when not `positive`) from above by
+    /// construction: those of a `min` (of a `max`); none for any other term.
+    fn extremum_bounds(&self, term: ExprId, positive: bool) -> &[ExprId] {
+        match (self.arena.node(term), positive) {
+            (Node::Min(args), true) | (Node::Max(args), false) => args,
+            _ => &[],
         }
     }
 
@@ -139,6 +159,16 @@ impl ShapeEnv {
             return;
         };
         let positive = coefficient > 0;
+        for argument in self.extremum_bounds(term, positive).to_vec() {
+            let child_start = stack.len();
+            if let Some(child) = self.substitute(stack, state, (term, coefficient), argument) {
+                self.explore(stack, child, search);
+            }
+            stack.truncate(child_start);
+            if search.budget == 0 || search.best <= search.goal {
+                return;
+            }
+        }
         let listed = self.facts.bounding(term, positive).len();
         let mut tried = 0;
         for position in (0..listed).rev().take(SCAN_LIMIT) {
@@ -170,6 +200,7 @@ impl ShapeEnv {
         let mut upper = Some(constant);
         let mut pick: Option<(bool, usize, ExprId, i128)> = None;
         let mut hopeless = false;
+        let mut substitutes = false;
         for &(term, coefficient) in terms {
             let range = self.range_in(term, oblivious);
             let end = if coefficient > 0 {
@@ -179,15 +210,20 @@ impl ShapeEnv {
             };
             let contribution = end.and_then(|end| coefficient.checked_mul(i128::from(end)));
             upper = upper.zip(contribution).and_then(|(u, c)| u.checked_add(c));
-            let facts = self.facts.bounding(term, coefficient > 0).len();
-            // An unbounded term that no fact mentions can never cancel.
+            let positive = coefficient > 0;
+            let arguments = self.extremum_bounds(term, positive).len();
+            let facts = self.facts.bounding(term, positive).len() + arguments;
+            // An unbounded term that no fact mentions can never cancel, unless an argument
+            // of a `min` or `max` brings it.
             hopeless |= contribution.is_none() && facts == 0;
+            substitutes |= arguments > 0;
             let candidate = (contribution.is_some(), facts, term, coefficient);
             if facts > 0 && pick.is_none_or(|best| (candidate.0, candidate.1) < (best.0, best.1)) {
                 pick = Some(candidate);
             }
         }
-        let pick = pick.filter(|_| !hopeless);
+        let substitutes = substitutes || self.facts.has_extremum_terms();
+        let pick = pick.filter(|_| !hopeless || substitutes);
         (
             upper,
             pick.map(|(_, _, term, coefficient)| (term, coefficient)),
@@ -264,6 +300,42 @@ impl ShapeEnv {
             start: child_start,
             scale: limited(state.scale.checked_mul(alpha))?,
             constant: limited(scaled.checked_add(added))?,
+            depth: state.depth + 1,
+        })
+    }
+}
+
+impl ShapeEnv {
+    /// Pushes the child state where `coefficient*term`, a `min` or `max`, is replaced by
+    /// `coefficient*argument`, which bounds it from above; `None` when coefficients grow too
+    /// large.
+    fn substitute(
+        &self,
+        stack: &mut Vec<(ExprId, i128)>,
+        state: State,
+        (term, coefficient): (ExprId, i128),
+        argument: ExprId,
+    ) -> Option<State> {
+        let child_start = stack.len();
+        for index in state.start..child_start {
+            if stack[index].0 != term {
+                stack.push(stack[index]);
+            }
+        }
+        let poly = self.poly(argument);
+        for &(t, c) in &poly.terms {
+            let delta = limited(coefficient.checked_mul(i128::from(c)))?;
+            match stack[child_start..].iter_mut().find(|entry| entry.0 == t) {
+                Some(entry) => entry.1 += delta,
+                None => stack.push((t, delta)),
+            }
+        }
+        drop_zero_terms(stack, child_start);
+        let added = limited(coefficient.checked_mul(i128::from(poly.constant)))?;
+        Some(State {
+            start: child_start,
+            scale: state.scale,
+            constant: limited(state.constant.checked_add(added))?,
             depth: state.depth + 1,
         })
     }

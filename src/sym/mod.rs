@@ -12,10 +12,12 @@
 //! - `logic.rs`: canonical comparisons and `and`/`or`/`not`.
 //! - `bounds.rs`: bottom-up range analysis, cached per node.
 //! - `facts.rs`: what `check` teaches: bounds on linear forms, exclusions, disjunctions.
+//! - `implied.rs`: what a learned comparison implies: congruences, bounds of a dividend.
 //! - `replace.rs`: replacements (`u0 == s0 + 1`) and resolution.
 //! - `restore.rs`: rebuilding an environment from its printed form.
-//! - `linear.rs`: bounded linear reasoning over facts.
+//! - `linear.rs`: bounded linear reasoning over facts and the bounds of `min` and `max`.
 //! - `reason.rs`: queries, modes, `check`, `check_size`, guard recording.
+//! - `oblivious.rs`: questions rebuilt under the size-oblivious assumption.
 //! - `eval.rs`: evaluation with concrete values.
 //! - `guard.rs`: compiled guard sets; `program.rs`: the register programs they run.
 //! - `print.rs`: printing in TSL syntax.
@@ -48,9 +50,11 @@ mod eval;
 mod explain;
 mod facts;
 mod guard;
+mod implied;
 mod linear;
 mod logic;
 mod node;
+mod oblivious;
 mod print;
 mod program;
 mod range;

@@ -96,7 +96,14 @@ impl ShapeEnv {
             Ok(cond) => cond,
             Err(error) => return Decision::Error(eval_error(error)),
         };
-        if let Some(value) = self.decide(cond, mode == Mode::SizeOblivious) {
+        let oblivious = mode == Mode::SizeOblivious;
+        let decided = match self.decide(cond, oblivious) {
+            None if oblivious => self
+                .oblivious_rewrite(cond)
+                .and_then(|rewritten| self.decide(rewritten, true)),
+            decided => decided,
+        };
+        if let Some(value) = decided {
             return Decision::Decided(value);
         }
         let unbacked = self.unbacked_symbols(cond);

@@ -161,15 +161,19 @@ impl ShapeEnv {
         }
         self.scratch.stack = stack;
         todo.sort_unstable();
+        let child = |env: &Self, id: ExprId| env.cached_resolution(id).unwrap_or(id);
         for node in todo {
-            let rebuilt = self.rebuild(node).unwrap_or(node);
+            let rebuilt = self.rebuild(node, child).unwrap_or(node);
             self.store_resolution(node, rebuilt);
         }
     }
 
-    /// A node rebuilt from the resolutions of its children.
-    fn rebuild(&mut self, expr: ExprId) -> Result<ExprId, SymError> {
-        let child = |env: &Self, id: ExprId| env.cached_resolution(id).unwrap_or(id);
+    /// A node rebuilt through the constructors from its children's replacements, `child`.
+    pub(super) fn rebuild(
+        &mut self,
+        expr: ExprId,
+        child: impl Fn(&Self, ExprId) -> ExprId + Copy,
+    ) -> Result<ExprId, SymError> {
         match self.arena.node(expr).clone() {
             Node::Int(_) | Node::Bool(_) => Ok(expr),
             Node::Symbol(symbol) => Ok(self.facts.replacement(symbol).unwrap_or(expr)),

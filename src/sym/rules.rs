@@ -1,5 +1,6 @@
-//! The rewrite rules of the atoms `//`, `%`, `min` and `max`: one table per operation, one line
-//! per rule, tried in order on canonical operands; the first rule that applies wins.
+//! The rewrite rules of the atoms `//`, `%`, `min` and `max`, and of the terms of a sum: one
+//! table per operation, one line per rule, tried in order on canonical operands; the first
+//! rule that applies wins.
 //!
 //! Normalizations done elsewhere, for reference: sums combine like terms and fold constants
 //! (`x + 0 -> x`, `2*x - x -> x`), products merge powers (`x*x -> x**2`, `x*1 -> x`, `x*0 -> 0`),
@@ -84,6 +85,20 @@ pub(super) const EXTREMUM_RULES: &[ListRule] = &[
     ),
 ];
 
+/// A rule on one term `coefficient*term` of a sum: `Some(expression)` that replaces it.
+type TermRule = (
+    &'static str,
+    fn(&mut ShapeEnv, ExprId, i64) -> Option<Result<ExprId, SymError>>,
+);
+
+/// Terms of a sum, tried on every term when the sum is built.
+pub(super) const TERM_RULES: &[TermRule] = &[
+    (
+        "c*(x // k) -> (c/k)*(x - r) when x % k == r is known",
+        exact_quotient,
+    ), // k*(x // k) == x - x % k
+];
+
 /// Which of `min` and `max`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Extremum {
@@ -146,6 +161,29 @@ impl ShapeEnv {
             Extremum::Max => Node::Max(args.into()),
         };
         Ok(self.arena.intern(node, None))
+    }
+
+    /// The sum of `terms` and `constant` with a term rewritten by [`TERM_RULES`]; `None`
+    /// when no rule applies.
+    pub(super) fn rewrite_terms(
+        &mut self,
+        terms: &[(ExprId, i64)],
+        constant: i64,
+    ) -> Option<Result<ExprId, SymError>> {
+        for (index, &(term, coefficient)) in terms.iter().enumerate() {
+            for (_, rule) in TERM_RULES {
+                let Some(replacement) = rule(self, term, coefficient) else {
+                    continue;
+                };
+                let mut rest = terms.to_vec();
+                rest.remove(index);
+                return Some(replacement.and_then(|replacement| {
+                    let rest = self.make_sum(rest, constant)?;
+                    self.add(rest, replacement)
+                }));
+            }
+        }
+        None
     }
 
     /// The divisor as a constant of at least `at_least`.
@@ -254,7 +292,7 @@ fn quotient_by_range(
     modulo: bool,
 ) -> Option<Result<ExprId, SymError>> {
     let divisor = env.divisor_at_least(b, 1)?;
-    let range = env.range(a);
+    let range = env.rule_range(a);
     let (lo, hi) = (range.finite_lo()?, range.finite_hi()?);
     let quotient = floor_div_i64(lo, divisor)?;
     if floor_div_i64(hi, divisor)? != quotient {
@@ -295,7 +333,7 @@ fn multiple_of(
 ) -> Option<Result<ExprId, SymError>> {
     let (x, y) = (env.arena.data(a).linear, env.arena.data(b).linear);
     let same_form = x.form.is_some() && x.form == y.form && x.constant == 0 && y.constant == 0;
-    if !same_form || x.scale.checked_rem(y.scale) != Some(0) || env.range(b).contains(0) {
+    if !same_form || x.scale.checked_rem(y.scale) != Some(0) || env.rule_range(b).contains(0) {
         return None;
     }
     let value = if modulo {
@@ -304,6 +342,27 @@ fn multiple_of(
         x.scale.checked_div(y.scale)?
     };
     Some(Ok(env.int(value)))
+}
+
+/// `c*(x // k)` for `k` dividing `c`, when the remainder `x % k` is a known constant `r`:
+/// `(c/k)*(x - r)`.
+fn exact_quotient(
+    env: &mut ShapeEnv,
+    term: ExprId,
+    coefficient: i64,
+) -> Option<Result<ExprId, SymError>> {
+    let Node::FloorDiv(dividend, divisor) = *env.arena.node(term) else {
+        return None;
+    };
+    let k = env.divisor_at_least(divisor, 2)?;
+    if coefficient % k != 0 {
+        return None;
+    }
+    let remainder = env.modulo(dividend, divisor).ok()?;
+    let remainder = env.rule_range(remainder).constant()?;
+    let remainder = env.int(remainder);
+    let exact = env.sub(dividend, remainder).ok()?;
+    Some(env.scale(exact, coefficient / k))
 }
 
 /// Splices nested `min` into `min` (and `max` into `max`).
@@ -355,11 +414,18 @@ fn drop_dominated(env: &mut ShapeEnv, args: &mut Vec<ExprId>, kind: Extremum) {
     }
 }
 
-/// Whether `a <= b` follows from ranges or from a constant difference.
+/// Whether `a <= b` follows from a constant difference, from ranges or from facts.
 fn known_le(env: &mut ShapeEnv, a: ExprId, b: ExprId) -> bool {
     let (x, y) = (env.arena.data(a).linear, env.arena.data(b).linear);
     if x.form.is_some() && x.form == y.form && x.scale == y.scale {
         return x.constant <= y.constant;
     }
-    env.range(a).hi <= env.range(b).lo
+    if env.rule_range(a).hi <= env.rule_range(b).lo {
+        return true;
+    }
+    let Ok(cond) = env.le(a, b) else {
+        return false;
+    };
+    let oblivious = env.oblivious_rules;
+    env.decide(cond, oblivious) == Some(true)
 }

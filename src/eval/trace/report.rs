@@ -30,10 +30,7 @@ impl Interpreter {
         .with_label("this condition depends on data");
         self.explain_into(&mut diagnostic, cond);
         let help = match ask {
-            Ask::SizeOblivious => format!(
-                "size_oblivious() assumes sizes are at least 2 and still cannot decide this; \
-                 state what you know with `check {source}` before this line"
-            ),
+            Ask::SizeOblivious => self.size_oblivious_help(cond, &source),
             _ => format!(
                 "if it always holds, state it before this line: `check {source}`; to branch on \
                  data, use cond(pred, then_fn, else_fn, args){}",
@@ -41,6 +38,34 @@ impl Interpreter {
             ),
         };
         diagnostic.with_help(help).into()
+    }
+
+    /// The assumption of size_oblivious() covers size-like symbols only: name the others.
+    fn size_oblivious_help(&mut self, question: ExprId, source: &str) -> String {
+        let explanation = self.env().explain(question);
+        let unmarked: Vec<String> = explanation
+            .symbols
+            .iter()
+            .filter(|report| !report.size_like)
+            .map(|report| {
+                let name = self.variable_of(report.symbol);
+                format!(
+                    "`check_size {}`",
+                    name.unwrap_or_else(|| report.name.clone())
+                )
+            })
+            .collect();
+        if unmarked.is_empty() {
+            return format!(
+                "size_oblivious() assumes sizes are at least 2 and still cannot decide this; \
+                 state what you know with `check {source}` before this line"
+            );
+        }
+        format!(
+            "size_oblivious() assumes only size-like symbols are at least 2; if they are sizes, \
+             say so with {} before this line, or state what you know with `check {source}`",
+            unmarked.join(", ")
+        )
     }
 
     pub(in crate::eval) fn data_dependent_int(

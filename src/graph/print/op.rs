@@ -39,8 +39,6 @@ pub fn arguments(op: &Op, arguments: &[Arg], graph: &Graph) -> String {
             parts.extend([start, end, step].map(|value| number(*value, env)));
         }
         Op::Cast(dtype) => parts.push(dtype.to_string()),
-        // Its members and body are printed around and under the node's line.
-        Op::Fused(_) => {}
         Op::Clamp { min, max } => return clamp(*min, *max, arguments, graph),
         Op::Reduce { dims, keepdim, .. } => {
             if let Some(reduced) = dims {
@@ -81,7 +79,9 @@ pub fn arguments(op: &Op, arguments: &[Arg], graph: &Graph) -> String {
         | Op::Nonzero
         | Op::MaskedSelect
         | Op::Unique
-        | Op::MatMul => {}
+        | Op::MatMul
+        // A fused node's members and body are printed around and under its line.
+        | Op::Fused(_) => {}
     }
     parts.join(", ")
 }

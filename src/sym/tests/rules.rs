@@ -1,7 +1,9 @@
-//! Every rewrite and range rule as a row `(rule, symbols, expr, lo, hi, "rendered")`.
+//! Every rewrite and range rule as a row `(rule, symbols, expr, lo, hi, "rendered")`; facts to
+//! check first follow the symbols after `;` (`"u0; u0 % 4 == 0"`).
 
 use super::support::Fixture;
-use crate::sym::rules::{EXTREMUM_RULES, FLOOR_DIV_RULES, MODULO_RULES};
+use crate::source::Span;
+use crate::sym::rules::{EXTREMUM_RULES, FLOOR_DIV_RULES, MODULO_RULES, TERM_RULES};
 use crate::sym::{NEG_INF, POS_INF, SymError};
 
 const INF: i64 = POS_INF;
@@ -76,6 +78,14 @@ const ATOMS: &[Row] = &[
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "u0:2..", "max(u0, 1)", 2, INF, "u0"),
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "u0", "min(u0, u0 + 1)", NINF, INF, "u0"),
     ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "u0", "max(u0, 1)", 1, INF, "max(u0, 1)"),
+    ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "s0=5 u0; u0 <= s0", "min(u0, s0)", NINF, INF, "u0"),
+    ("min(x, y) -> x when x <= y is known (max(x, c) -> x when x >= c)", "s0=5 u0 u1; u0 <= u1; u1 <= s0", "max(s0, u0)", 2, INF, "s0"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0; u0 % 4 == 0", "(u0 // 4) * 4", NINF, INF, "u0"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0:0..; u0 % 3 == 0", "6*(u0 // 3) + 1", 1, INF, "2*u0 + 1"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0; u0 % 4 == 1", "8*(u0 // 4) + 1", NINF, INF, "2*u0 - 1"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0 u1; u0 + u1 == 4*u1 + 2", "3*(u0 // 3)", NINF, INF, "u0 - 2"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0", "(u0 // 4) * 4", NINF, INF, "4*(u0 // 4)"),
+    ("c*(x // k) -> (c/k)*(x - r) when x % k == r is known", "u0; u0 % 4 == 0", "(u0 // 4) * 2", NINF, INF, "2*(u0 // 4)"),
 ];
 
 /// Comparisons and connectives.
@@ -128,13 +138,27 @@ const RANGES: &[Row] = &[
     ("range: negation", "u0:-1..3", "-u0", -3, 1, "-u0"),
     ("range: min", "u0:0..10 u1:3..5", "min(u0, u1)", 0, 5, "min(u0, u1)"),
     ("range: max", "u0:0..10 u1:3..5", "max(u0, u1)", 3, 10, "max(u0, u1)"),
+    ("range: min below one argument", "u0:0..10 u1:3..", "min(u0, u1)", 0, 10, "min(u0, u1)"),
+    ("range: min of an unbounded argument", "s0=5 u0", "min(u0, s0)", NINF, INF, "min(s0, u0)"),
+    ("range: max above one argument", "u0:..10 u1:3..5", "max(u0, u1)", 3, 10, "max(u0, u1)"),
+    ("range: max of a size and 1", "u0:0..", "max(u0, 1)", 1, INF, "max(u0, 1)"),
+    ("range: min of a sum", "u0:0..4 u1:1..2", "min(u0 + u1, 3)", 1, 3, "min(u0 + u1, 3)"),
+    ("range: a // c after a % c == 0", "u0:0..9; u0 % 4 == 0", "u0 // 4", 0, 2, "u0 // 4"),
+    ("range: a after a // c == q", "u0; u0 // 4 == 2", "u0", 8, 11, "u0"),
+    ("range: a after a // c <= q", "u0:0..; u0 // 4 <= 2", "u0", 0, 11, "u0"),
+    ("range: a after a // c > q", "u0; u0 // 4 > -2", "u0", -4, INF, "u0"),
     ("range: overflow widens to infinity", "u0:0..", "u0 + 9_223_372_036_854_775_000", 9_223_372_036_854_775_000, INF, "u0 + 9223372036854775000"),
     ("range: comparison undecided", "u0:0..10", "u0 < 5", 0, 1, "u0 <= 4"),
 ];
 
 fn check_rows(rows: &[Row]) {
-    for &(rule, symbols, text, lo, hi, rendered) in rows {
-        let mut fixture = Fixture::new(symbols);
+    for &(rule, declarations, text, lo, hi, rendered) in rows {
+        let mut parts = declarations.split(';');
+        let mut fixture = Fixture::new(parts.next().unwrap_or_default());
+        for fact in parts {
+            let fact = fixture.expr(fact);
+            fixture.env.check(fact, Span::default());
+        }
         let expr = fixture.expr(text);
         let env = &mut fixture.env;
         assert_eq!(env.display(expr), rendered, "{rule}: {text}");
@@ -169,7 +193,8 @@ fn every_table_rule_has_a_row() {
         .iter()
         .map(|rule| rule.0)
         .chain(MODULO_RULES.iter().map(|rule| rule.0))
-        .chain(EXTREMUM_RULES.iter().map(|rule| rule.0));
+        .chain(EXTREMUM_RULES.iter().map(|rule| rule.0))
+        .chain(TERM_RULES.iter().map(|rule| rule.0));
     for name in names {
         assert!(
             ATOMS.iter().any(|row| row.0 == name),

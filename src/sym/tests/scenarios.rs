@@ -159,6 +159,89 @@ check u0 >= 0               => already-true
 check u0 < 0                => false
 check_size u0               => already-true
 
+# min and max are bounded by their arguments
+symbols s0=8 u0 u1 u2
+ask:known min(u0, s0) <= s0 => true
+ask:known min(u0, s0) <= u0 => true
+ask min(u0, s0) > s0        => false
+ask:known max(u0, s0) >= u0 => true
+ask max(u0, s0) < s0        => false
+ask min(u0, s0) == s0       => data-dependent u0
+ask min(u0, s0) < s0        => data-dependent u0
+ask max(u0, s0) > s0        => data-dependent u0
+guards                      =>
+
+# min and max take part in linear chains
+symbols s0=8 u0 u1 u2
+check u1 <= min(u0, s0)     => learned
+ask u1 <= s0                => true
+ask u1 <= u0                => true
+ask u1 < s0                 => data-dependent u1
+check max(u0, u2) <= s0     => learned
+ask u2 <= s0                => true
+ask u1 <= u2                => data-dependent u1 u2
+
+# a narrow clamped with min fits its input
+symbols s0=8 u0
+check_size u0               => learned
+ask:known min(u0, s0) >= 0  => true
+ask:known 0 + min(u0, s0) <= s0 => true
+ask:known min(u0, s0) == u0 => unknown
+
+# size-oblivious reasoning inside min, max and floor division
+symbols s0=6 u0 u1 u2
+check_size u0               => learned
+check_size u2 max s0        => learned
+ask max(u0, 1) == u0        => data-dependent u0
+ask:oblivious max(u0, 1) == u0 => true
+ask:oblivious min(u0, 1) == 1 => true
+ask:oblivious u0 // u0 == 1 => true
+ask:oblivious max(u0, 1) // u0 == 1 => true
+ask:oblivious u0 % u0 == 0  => true
+ask:oblivious u2 * max(u0, 1) == u2 * u0 => true
+ask:oblivious max(u1, 1) == u1 => data-dependent u1
+ask:oblivious max(u0, 3) == u0 => data-dependent u0
+ask:oblivious min(u2, s0) == u2 => true
+ask min(u2, s0) == u2       => true
+show max(u0, 1)             => max(u0, 1)
+guards                      =>
+
+# a known remainder makes the quotient exact
+symbols u0 u1
+check u0 % 4 == 0           => learned
+show (u0 // 4) * 4          => u0
+ask (u0 // 4) * 4 == u0     => true
+ask u0 % 4 == 0             => true
+ask u0 == 8                 => data-dependent u0
+ask u0 % 8 == 0             => data-dependent u0
+show (u1 // 4) * 4          => 4*(u1 // 4)
+check u1 % 3 == 2           => learned
+show 3*(u1 // 3) + 2        => u1
+
+# an equality teaches divisibility
+symbols s0=6 u0 u1 u2
+check u0 == 3*u1            => learned
+ask u0 % 3 == 0             => true
+show (u0 // 3) * 3          => u0
+ask u0 % 6 == 0             => data-dependent u0
+check u2 == 4*u0            => learned
+show u2 % 4                 => 0
+show (u2 // 4) * 4          => 4*u0
+check s0 == 2*u1 + 1        => learned
+ask s0 % 2 == 1             => true
+
+# a bound on a quotient bounds the dividend
+symbols u0 u1 u2
+check u0 // 4 == 2          => learned
+range u0                    => [8, 11]
+ask u0 >= 8 and u0 <= 11    => true
+ask u0 == 8                 => data-dependent u0
+check (u1 + u2) // 3 <= 5   => learned
+ask u1 + u2 <= 17           => true
+ask u1 + u2 <= 16           => data-dependent u1 u2
+check u1 // 2 > 0           => learned
+range u1                    => [2, inf]
+
 # explanations of undecidable questions
 symbols u0 u1
 ask 2*u0 == 3*u1            => data-dependent u0 u1

@@ -1,6 +1,8 @@
 //! Soundness by proptest: random expressions, random facts made true by a random assignment,
 //! and the engine must agree with a reference evaluator of the expression trees.
 //!
+//! Facts and questions are random trees, mixed with trees of the shapes that teach or need
+//! more than ranges (remainders, quotients, `min` and `max` against their arguments).
 //! For every case the assignment satisfies every recorded fact (each random fact is negated
 //! when it is false), so: simplification preserves values, ranges contain them, no question is
 //! decided the wrong way, and the compiled guard set accepts exactly the sizes that satisfy
@@ -109,6 +111,52 @@ impl Dice {
         }
     }
 
+    /// A fact of the shapes that teach more than their own form, true for `values` about
+    /// half the time: `x % k == r`, `x // k == q` (or a bound on it), `x == k*y + r`,
+    /// `y <= min(x, z)`.
+    fn shaped_fact(&mut self, values: &[i64; 5], focus: &Focus) -> Tree {
+        let (x, k) = focus.clone();
+        let symbol = Tree::Symbol(self.below(SYMBOLS.len()));
+        let (left, op) = match self.below(4) {
+            0 => (node("%", x, k), "=="),
+            1 => (node("//", x, k), self.pick(&["==", "<=", ">="])),
+            2 => (node("-", x, node("*", k, symbol)), "=="),
+            _ => {
+                let z = self.int_tree(1);
+                return node("<=", symbol, node("min", x, z));
+            }
+        };
+        let truth = reference(&left, values).filter(|_| self.below(2) == 0);
+        let right = Tree::Const(truth.unwrap_or_else(|| self.between(-2, 4)));
+        node(op, left, right)
+    }
+
+    /// A question on the shapes the new reasoning decides: `(x // k) * k`, an extremum
+    /// against its argument, `max(u, 1) == u`.
+    fn shaped_query(&mut self, focus: &Focus) -> Tree {
+        let (x, k) = focus.clone();
+        let y = self.int_tree(1);
+        match self.below(3) {
+            0 => node("*", node("//", x, k.clone()), k),
+            1 => {
+                let extremum = node(self.pick(&["min", "max"]), x.clone(), y);
+                node(self.pick(&["<=", ">=", "==", "<", ">"]), extremum, x)
+            }
+            _ => node("==", node("max", x.clone(), Tree::Const(1)), x),
+        }
+    }
+
+    /// The dividend and divisor that one case's shaped facts and questions share, so that
+    /// questions meet what the facts taught.
+    fn focus(&mut self) -> Focus {
+        let x = if self.below(2) == 0 {
+            Tree::Symbol(self.below(SYMBOLS.len()))
+        } else {
+            self.int_tree(1)
+        };
+        (x, Tree::Const(self.between(2, 4)))
+    }
+
     fn case(&mut self) -> Case {
         let mut values = [0; 5];
         for (index, value) in values.iter_mut().enumerate() {
@@ -127,14 +175,18 @@ impl Dice {
                 )
             })
             .collect();
-        let facts = (0..self.below(4)).map(|_| self.bool_tree(2)).collect();
+        let focus = self.focus();
+        let facts = (0..self.below(4))
+            .map(|_| match self.below(3) {
+                0 => self.shaped_fact(&values, &focus),
+                _ => self.bool_tree(2),
+            })
+            .collect();
         let queries = (0..=self.below(4))
-            .map(|_| {
-                if self.below(2) == 0 {
-                    self.int_tree(3)
-                } else {
-                    self.bool_tree(2)
-                }
+            .map(|_| match self.below(5) {
+                0 | 1 => self.int_tree(3),
+                2 => self.shaped_query(&focus),
+                _ => self.bool_tree(2),
             })
             .collect();
         let others = (0..self.below(3))
@@ -151,6 +203,9 @@ impl Dice {
         }
     }
 }
+
+/// A dividend and a constant divisor.
+type Focus = (Tree, Tree);
 
 /// One random case.
 #[derive(Clone, Debug)]
@@ -179,6 +234,10 @@ fn declarations(case: &Case) -> String {
         text += &[" u", &index.to_string(), &range].concat();
     }
     text
+}
+
+fn node(op: &'static str, a: Tree, b: Tree) -> Tree {
+    Tree::Binary(op, Box::new(a), Box::new(b))
 }
 
 /// Reference evaluation with Python semantics; `None` when evaluation fails.
