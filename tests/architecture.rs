@@ -140,3 +140,23 @@ fn only_the_repl_imports_rustyline() {
         .collect();
     assert_eq!(users, Vec::<String>::new());
 }
+
+#[test]
+fn element_functions_live_in_the_semantics_table() {
+    // Kernels take every element's value from `graph::semantics`, so eager, fused and
+    // generated kernels cannot disagree; they never compute one themselves.
+    let forbidden = [
+        "f32::exp",
+        ".exp()",
+        "f32::ln",
+        "f32::powf",
+        "wrapping_rem",
+        "wrapping_div",
+        "copysign",
+    ];
+    let found: Vec<String> = violations("backend", &forbidden)
+        .into_iter()
+        .filter(|line| !line.contains("/tests.rs:") && !line.contains("1.0f32.tanh()"))
+        .collect();
+    assert_eq!(found, Vec::<String>::new());
+}
