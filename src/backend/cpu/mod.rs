@@ -19,6 +19,7 @@
 
 mod binary;
 mod broadcast;
+mod compact;
 mod creation;
 mod device;
 mod elementwise;
@@ -34,6 +35,7 @@ mod run;
 mod scan;
 mod select;
 mod shape;
+mod take;
 mod tensor;
 mod unary;
 
