@@ -40,6 +40,8 @@ mod tensor;
 mod unary;
 
 #[cfg(test)]
+mod fast_paths;
+#[cfg(test)]
 mod robustness;
 #[cfg(test)]
 mod testing;

@@ -47,8 +47,11 @@ pub(crate) struct Positions<P, E> {
     pub error: E,
 }
 
+/// Positions the kernels listed themselves, each its own index and all in range.
+pub(crate) type Listed = Positions<fn(usize) -> usize, fn(usize) -> KernelError>;
+
 /// Positions that are their own indices, for lists the kernels built themselves.
-pub(crate) fn listed_positions() -> Positions<fn(usize) -> usize, fn(usize) -> KernelError> {
+pub(crate) fn listed_positions() -> Listed {
     Positions {
         position: |position| position,
         error: |position| KernelError::Shape(format!("position {position} is out of range")),
