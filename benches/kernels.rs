@@ -1,5 +1,7 @@
 //! Benchmarks of the CPU kernels on the headline workload: `relu(x * 2.0 + 1.0) * x - 0.5`
-//! and a sum, each over 10,000,000 `f32`, as the interpreter would call them one by one.
+//! and a sum, each over 10,000,000 `f32`, as the interpreter would call them one by one;
+//! the data-dependent kernels (masks, nonzero, index_select, cumsum) on the same input;
+//! and a 1024 x 1024 `f32` matrix product.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -9,8 +11,8 @@ use ndarray::Zip;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tsl::backend::cpu::{
-    BinaryOp, KernelError, ReduceOp, Tensor, UnaryOp, binary, binary_owned, randn, reduce, unary,
-    unary_owned,
+    BinaryOp, IndexItem, KernelError, ReduceOp, Tensor, UnaryOp, binary, binary_owned, cumsum,
+    index, index_select, masked_select, matmul, nonzero, randn, reduce, unary, unary_owned,
 };
 use tsl::dtype::Scalar;
 
@@ -71,5 +73,74 @@ fn kernels(criterion: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, kernels);
+/// `x > 0`, the mask every data-dependent benchmark uses.
+fn positive(x: &Tensor) -> Result<Tensor, KernelError> {
+    binary(BinaryOp::Gt, x, &Tensor::scalar(Scalar::Float(0.0)))
+}
+
+/// `x[x > 0]` as the interpreter runs it: the comparison, then the mask index.
+fn mask_index(x: &Tensor) -> Result<Tensor, KernelError> {
+    index(x, &[IndexItem::Mask(positive(x)?)])
+}
+
+/// `(x.index_select(0, nonzero(x > 0)[:, 0]) * 2).sum()`, one kernel call per operation.
+fn nonzero_pipeline(x: &Tensor) -> Result<Tensor, KernelError> {
+    let coordinates = nonzero(&positive(x)?)?;
+    let indices = index(&coordinates, &[IndexItem::full(), IndexItem::Int(0)])?;
+    let selected = index_select(x, 0, &indices)?;
+    let doubled = binary_owned(BinaryOp::Mul, selected, Tensor::scalar(Scalar::Float(2.0)))?;
+    reduce(ReduceOp::Sum, &doubled, None, false)
+}
+
+fn data_dependent(criterion: &mut Criterion) {
+    let x = randn(&[SIZE], &mut ChaCha8Rng::seed_from_u64(0)).expect("a 10M-element input");
+    let mask = positive(&x).expect("a mask");
+    let coordinates = nonzero(&mask).expect("coordinates");
+    let indices = index(&coordinates, &[IndexItem::full(), IndexItem::Int(0)]).expect("indices");
+    let mut group = criterion.benchmark_group("f32x10M");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .throughput(Throughput::Elements(SIZE as u64));
+    group.bench_function("x[x>0]", |bench| {
+        bench.iter(|| mask_index(black_box(&x)));
+    });
+    group.bench_function("x[mask]", |bench| {
+        bench.iter(|| index(black_box(&x), &[IndexItem::Mask(mask.clone())]));
+    });
+    group.bench_function("masked_select", |bench| {
+        bench.iter(|| masked_select(black_box(&x), &mask));
+    });
+    group.bench_function("nonzero", |bench| {
+        bench.iter(|| nonzero(black_box(&mask)));
+    });
+    group.bench_function("index_select nonzero", |bench| {
+        bench.iter(|| index_select(black_box(&x), 0, &indices));
+    });
+    group.bench_function("nonzero pipeline", |bench| {
+        bench.iter(|| nonzero_pipeline(black_box(&x)));
+    });
+    group.bench_function("cumsum", |bench| {
+        bench.iter(|| cumsum(black_box(&x), 0));
+    });
+    group.finish();
+}
+
+fn matrix_product(criterion: &mut Criterion) {
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let left = randn(&[1024, 1024], &mut rng).expect("a matrix");
+    let right = randn(&[1024, 1024], &mut rng).expect("a matrix");
+    let mut group = criterion.benchmark_group("matmul");
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("f32 1024x1024", |bench| {
+        bench.iter(|| matmul(black_box(&left), &right));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, kernels, data_dependent, matrix_product);
 criterion_main!(benches);

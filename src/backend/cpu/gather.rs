@@ -1,9 +1,16 @@
 //! Selecting elements by index tensors: index_select and gather.
+//!
+//! Indices are checked in one pass before anything is copied, so an error names the first
+//! bad index in row-major order. Inputs in standard layout are then copied row by row (see
+//! `take.rs`); other views go element by element.
 
-use ndarray::{ArcArray, ArrayD, Axis, IxDyn};
+use ndarray::{ArcArray, CowArray, IxDyn};
+use rayon::prelude::*;
 
-use super::error::{KernelError, Result, check_dim, checked_numel, format_shape};
-use super::tensor::{Element, Tensor, map_variant, with_array};
+use super::elementwise::PARALLEL_THRESHOLD;
+use super::error::{KernelError, Result, check_dim, format_shape};
+use super::take::{Positions, as_slice, check_all, standard, take_along};
+use super::tensor::{Element, Tensor, with_array};
 
 /// The `i64` elements of an index tensor, or a type error naming the operation.
 pub(crate) fn index_values<'a>(
@@ -35,38 +42,21 @@ pub fn index_select(input: &Tensor, dim: usize, indices: &Tensor) -> Result<Tens
     }
     check_dim(dim, input.ndim())?;
     let size = input.shape()[dim];
-    let positions = values
-        .iter()
-        .map(|&index| checked_index(index, size, dim))
-        .collect::<Result<Vec<_>>>()?;
-    let mut out_shape = input.shape().to_vec();
-    out_shape[dim] = positions.len();
-    checked_numel(&out_shape)?;
-    Ok(with_array!(input, array => take_tensor(array, dim, &positions)))
+    let values = standard(values);
+    let values = as_slice(&values)?;
+    with_array!(input, array => take_along(array, dim, values, &unwrapped(size, dim)))
 }
 
-/// [`take`] wrapped into a tensor, so that code generic over the element type can use it.
-pub(crate) fn take_tensor<T: Element>(
-    array: &ArcArray<T, IxDyn>,
+/// Indices in `0..size` taken as they are; a negative one becomes a position past any
+/// size, so it is reported like any other index out of range.
+fn unwrapped(
+    size: usize,
     dim: usize,
-    positions: &[usize],
-) -> Tensor {
-    T::wrap(take(array, dim, positions))
-}
-
-/// The slices of `array` along `dim` at `positions` (all in range).
-pub(crate) fn take<T: Element>(
-    array: &ArcArray<T, IxDyn>,
-    dim: usize,
-    positions: &[usize],
-) -> ArcArray<T, IxDyn> {
-    if positions.is_empty() {
-        let mut shape = array.shape().to_vec();
-        shape[dim] = 0;
-        return ArcArray::from_shape_vec(IxDyn(&shape), Vec::new())
-            .unwrap_or_else(|_| array.clone());
+) -> Positions<impl Fn(i64) -> usize + Sync, impl Fn(i64) -> KernelError> {
+    Positions {
+        position: |index: i64| index as usize,
+        error: move |index| KernelError::IndexOutOfRange { index, size, dim },
     }
-    array.select(Axis(dim), positions).into_shared()
 }
 
 /// PyTorch's `gather`: `out[i][j] = input[indices[i][j]][j]` for `dim = 0`, and so on.
@@ -89,7 +79,7 @@ pub fn gather(input: &Tensor, dim: usize, indices: &Tensor) -> Result<Tensor> {
         return gather_scalar(input, values);
     }
     check_dim(dim, shape.len())?;
-    Ok(map_variant!(input, array => gathered(array, dim, values)?))
+    with_array!(input, array => gathered(array, dim, &standard(values)))
 }
 
 fn gather_scalar(input: &Tensor, indices: &ArcArray<i64, IxDyn>) -> Result<Tensor> {
@@ -99,24 +89,104 @@ fn gather_scalar(input: &Tensor, indices: &ArcArray<i64, IxDyn>) -> Result<Tenso
     Ok(input.clone())
 }
 
+/// Gathers with checked indices: whole rows of indices at a time when the input is in
+/// standard layout, one element at a time otherwise.
 fn gathered<T: Element>(
     array: &ArcArray<T, IxDyn>,
     dim: usize,
-    indices: &ArcArray<i64, IxDyn>,
-) -> Result<ArcArray<T, IxDyn>> {
-    let size = array.shape()[dim];
-    let mut out = Vec::with_capacity(indices.len());
-    for (mut position, &index) in indices.indexed_iter() {
-        position[dim] = checked_index(index, size, dim)?;
-        let element =
-            array
-                .get(position)
-                .ok_or(KernelError::IndexOutOfRange { index, size, dim })?;
-        out.push(*element);
+    indices: &CowArray<'_, i64, IxDyn>,
+) -> Result<Tensor> {
+    let (index_shape, positions) = (indices.shape(), unwrapped(array.shape()[dim], dim));
+    if array.ndim() == 1 {
+        return take_along(array, dim, as_slice(indices)?, &positions);
     }
-    ArrayD::from_shape_vec(IxDyn(indices.shape()), out)
-        .map(ArrayD::into_shared)
-        .map_err(|error| KernelError::Shape(error.to_string()))
+    check_all(as_slice(indices)?, array.shape()[dim], &positions)?;
+    let values = match array.as_slice() {
+        Some(data) if !indices.is_empty() => {
+            let source = Source {
+                data,
+                strides: standard_strides(array.shape()),
+                dim,
+            };
+            gather_rows(&source, as_slice(indices)?, index_shape)
+        }
+        _ => gather_each(array, dim, indices),
+    };
+    Tensor::from_vec(index_shape, values)
+}
+
+/// A standard-layout input of gather, with the strides of its dims.
+struct Source<'a, T> {
+    data: &'a [T],
+    strides: Vec<usize>,
+    dim: usize,
+}
+
+/// Row-major strides of a standard-layout array of `shape`.
+fn standard_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for axis in (1..shape.len()).rev() {
+        strides[axis - 1] = strides[axis] * shape[axis];
+    }
+    strides
+}
+
+/// The gather over rows of indices along the last dim, in parallel when large.
+fn gather_rows<T: Element>(source: &Source<'_, T>, indices: &[i64], shape: &[usize]) -> Vec<T> {
+    let last = shape.len() - 1;
+    let width = shape[last].max(1);
+    let mut out = vec![T::default(); indices.len()];
+    let fill = |(row, (out, indices)): (usize, (&mut [T], &[i64]))| {
+        let base = row_base(source, row, &shape[..last]);
+        let step = source.strides[last];
+        for (column, (slot, &index)) in out.iter_mut().zip(indices).enumerate() {
+            let offset = if source.dim == last {
+                base + index as usize
+            } else {
+                base + index as usize * source.strides[source.dim] + column * step
+            };
+            *slot = source.data.get(offset).copied().unwrap_or_default();
+        }
+    };
+    if indices.len() >= PARALLEL_THRESHOLD {
+        let rows = out.par_chunks_mut(width).zip(indices.par_chunks(width));
+        rows.enumerate().for_each(fill);
+    } else {
+        out.chunks_mut(width)
+            .zip(indices.chunks(width))
+            .enumerate()
+            .for_each(fill);
+    }
+    out
+}
+
+/// The input offset of row `row` of the indices (whose leading dims are `leading`),
+/// leaving out the gathered dim, which each index supplies.
+fn row_base<T>(source: &Source<'_, T>, mut row: usize, leading: &[usize]) -> usize {
+    let mut base = 0;
+    for (axis, &size) in leading.iter().enumerate().rev() {
+        let size = size.max(1);
+        if axis != source.dim {
+            base += (row % size) * source.strides[axis];
+        }
+        row /= size;
+    }
+    base
+}
+
+/// The gather one element at a time, for inputs that are not in standard layout.
+fn gather_each<T: Element>(
+    array: &ArcArray<T, IxDyn>,
+    dim: usize,
+    indices: &CowArray<'_, i64, IxDyn>,
+) -> Vec<T> {
+    indices
+        .indexed_iter()
+        .map(|(mut position, &index)| {
+            position[dim] = index as usize;
+            array.get(position).copied().unwrap_or_default()
+        })
+        .collect()
 }
 
 #[cfg(test)]

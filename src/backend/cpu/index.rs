@@ -8,9 +8,11 @@
 
 use ndarray::{ArcArray, Axis, IxDyn, Slice};
 
+use super::compact::{kept_rows, set_positions};
 use super::error::{KernelError, Result, checked_numel, format_shape, guard_count};
-use super::gather::{index_values, take_tensor};
+use super::gather::index_values;
 use super::shape::reshape;
+use super::take::{Positions, as_slice, check_all, listed_positions, standard, take_along};
 use super::tensor::{Element, Tensor, with_array};
 
 /// One item of an index expression.
@@ -202,12 +204,33 @@ fn apply_mask(view: &Tensor, mask: &Tensor, advanced: &Advanced<'_>) -> Result<T
         .chain(shape[axis + covered..].iter().copied())
         .collect();
     let flat = reshape(view, &merged)?;
-    let positions: Vec<usize> = flags
-        .iter()
-        .enumerate()
-        .filter_map(|(position, &keep)| keep.then_some(position))
-        .collect();
-    Ok(with_array!(&flat, array => take_tensor(array, axis, &positions)))
+    let flags = standard(flags);
+    let flags = as_slice(&flags)?;
+    with_array!(&flat, array => masked_rows(array, axis, flags))
+}
+
+/// The rows of `array` along `axis` whose flag is set. With nothing before the axis the
+/// kept rows are copied straight into the result; otherwise their positions are listed
+/// once and taken from every outer block.
+fn masked_rows<T: Element>(
+    array: &ArcArray<T, IxDyn>,
+    axis: usize,
+    flags: &[bool],
+) -> Result<Tensor> {
+    let shape = array.shape();
+    let outer = checked_numel(&shape[..axis])?;
+    match array.as_slice() {
+        Some(data) if outer == 1 => {
+            let kept = kept_rows(data, checked_numel(&shape[axis + 1..])?, flags)?;
+            let mut out_shape = shape.to_vec();
+            out_shape[axis] = kept.count;
+            Tensor::from_vec(&out_shape, kept.values)
+        }
+        _ => {
+            let positions = set_positions::<usize>(flags)?;
+            take_along(array, axis, &positions.values, &listed_positions())
+        }
+    }
 }
 
 /// Takes positions along the indexed dim and gives them the shape of the indices.
@@ -215,10 +238,9 @@ fn apply_indices(view: &Tensor, indices: &Tensor, advanced: &Advanced<'_>) -> Re
     let values = index_values(indices, "a tensor index")?;
     let axis = advanced.axis;
     let size = size_at(view.shape(), axis)?;
-    let positions = values
-        .iter()
-        .map(|&index| wrap_index(index, size, advanced.dim))
-        .collect::<Result<Vec<_>>>()?;
+    let flat = standard(values);
+    let flat = as_slice(&flat)?;
+    let positions = wrapped(size, advanced.dim);
     let shape = view.shape();
     let out_shape: Vec<usize> = shape[..axis]
         .iter()
@@ -227,9 +249,24 @@ fn apply_indices(view: &Tensor, indices: &Tensor, advanced: &Advanced<'_>) -> Re
         .copied()
         .collect();
     let rest = checked_numel(&shape[..axis])?.saturating_mul(checked_numel(&shape[axis + 1..])?);
-    guard_count((rest as u128).saturating_mul(positions.len() as u128))?;
-    let taken = with_array!(view, array => take_tensor(array, axis, &positions));
+    if let Err(error) = guard_count((rest as u128).saturating_mul(flat.len() as u128)) {
+        check_all(flat, size, &positions)?;
+        return Err(error);
+    }
+    let taken = with_array!(view, array => take_along(array, axis, flat, &positions))?;
     reshape(&taken, &out_shape)
+}
+
+/// Python indices into a dim of `size`: negative ones count from the end. One below
+/// `-size` wraps past any size, so it is reported like any other index out of range.
+fn wrapped(
+    size: usize,
+    dim: usize,
+) -> Positions<impl Fn(i64) -> usize + Sync, impl Fn(i64) -> KernelError> {
+    Positions {
+        position: move |index: i64| (index as usize).wrapping_add(if index < 0 { size } else { 0 }),
+        error: move |index| KernelError::IndexOutOfRange { index, size, dim },
+    }
 }
 
 /// The size of `axis`, which the item checks guarantee exists.

@@ -15,10 +15,14 @@
 //! - elementwise work is vectorised and runs on rayon above 65,536 elements; callers that
 //!   hand over temporaries use [`binary_owned`] and [`unary_owned`], which write into a
 //!   buffer nobody else holds instead of allocating (several times faster on long chains,
-//!   since faulting in fresh pages costs more than the arithmetic).
+//!   since faulting in fresh pages costs more than the arithmetic);
+//! - kernels whose result size depends on the data (masks, nonzero) and those that take
+//!   rows by index work on standard-layout slices in fixed chunks on rayon (`compact.rs`,
+//!   `take.rs`), so their results never depend on the thread count.
 
 mod binary;
 mod broadcast;
+mod compact;
 mod creation;
 mod device;
 mod elementwise;
@@ -36,9 +40,12 @@ mod run;
 mod scan;
 mod select;
 mod shape;
+mod take;
 mod tensor;
 mod unary;
 
+#[cfg(test)]
+mod fast_paths;
 #[cfg(test)]
 mod robustness;
 #[cfg(test)]

@@ -1,9 +1,14 @@
 //! Scans along one dim: running sums and first differences.
+//!
+//! A running sum works in a standard-layout buffer seen as `[outer, size, inner]` around
+//! its dim: each of the `outer` blocks is scanned on its own (in parallel when there are
+//! several), a row of `inner` elements at a time.
 
 use ndarray::{ArcArray, Axis, IxDyn, Slice};
+use rayon::prelude::*;
 
-use super::elementwise::zip_map;
-use super::error::{Result, check_dim};
+use super::elementwise::{PARALLEL_THRESHOLD, zip_map};
+use super::error::{Result, check_dim, checked_numel};
 use super::tensor::{Element, Tensor};
 
 /// Running sum along `dim`: `bool` and `i64` give `i64` (wrapping), `f32` gives `f32`.
@@ -14,20 +19,66 @@ pub fn cumsum(input: &Tensor, dim: usize) -> Result<Tensor> {
     } else {
         check_dim(dim, 1)?;
     }
-    Ok(match input {
-        Tensor::F32(array) => running(array, dim, |x, y| x + y),
-        _ => running(&input.to_array::<i64>()?, dim, i64::wrapping_add),
-    })
+    match input {
+        Tensor::F32(array) => running(array.clone(), dim, |x, y| x + y),
+        _ => running(input.to_array::<i64>()?, dim, i64::wrapping_add),
+    }
 }
 
-fn running<T: Element>(array: &ArcArray<T, IxDyn>, dim: usize, add: fn(T, T) -> T) -> Tensor {
-    let mut out = array.to_owned();
-    if out.ndim() > 0 {
-        out.accumulate_axis_inplace(Axis(dim), |&previous, current| {
-            *current = add(previous, *current);
-        });
+/// The running sums in a standard-layout copy (the input's own buffer when nobody else
+/// holds it). Each element adds the running value before it along `dim`, in order, so
+/// float results are those of a plain sequential scan whatever the thread count.
+fn running<T: Element>(
+    array: ArcArray<T, IxDyn>,
+    dim: usize,
+    add: fn(T, T) -> T,
+) -> Result<Tensor> {
+    let shape = array.shape().to_vec();
+    let mut out = if array.is_standard_layout() {
+        array.into_owned()
+    } else {
+        array.as_standard_layout().into_owned()
+    };
+    if let (Some(data), Some(&size)) = (out.as_slice_mut(), shape.get(dim)) {
+        scan_blocks(data, size, checked_numel(&shape[dim + 1..])?, add);
     }
-    Tensor::from(out)
+    Ok(Tensor::from(out))
+}
+
+/// Scans every block of `size * inner` elements along its middle dim, blocks in parallel
+/// when the array is large.
+fn scan_blocks<T: Element>(data: &mut [T], size: usize, inner: usize, add: fn(T, T) -> T) {
+    let block = size * inner;
+    if block == 0 {
+        return;
+    }
+    let scan = |block: &mut [T]| scan_block(block, inner, add);
+    if data.len() >= PARALLEL_THRESHOLD && data.len() > block {
+        data.par_chunks_mut(block).for_each(scan);
+    } else {
+        data.chunks_mut(block).for_each(scan);
+    }
+}
+
+/// One block `[size, inner]`: row `j` becomes row `j - 1` plus row `j`.
+fn scan_block<T: Element>(block: &mut [T], inner: usize, add: fn(T, T) -> T) {
+    if inner == 1 {
+        if let Some((first, rest)) = block.split_first_mut() {
+            let mut total = *first;
+            for value in rest {
+                total = add(total, *value);
+                *value = total;
+            }
+        }
+        return;
+    }
+    for start in (inner..block.len()).step_by(inner) {
+        let (before, rest) = block.split_at_mut(start);
+        let previous = &before[start - inner..];
+        for (current, &earlier) in rest[..inner].iter_mut().zip(previous) {
+            *current = add(earlier, *current);
+        }
+    }
 }
 
 /// `x[i + 1] - x[i]` along `dim` (one step), as `torch.diff`: the dim shrinks by one (a

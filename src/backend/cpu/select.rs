@@ -3,30 +3,25 @@
 
 use std::cmp::Ordering;
 
-use ndarray::{ArcArray, Dimension, IxDyn};
+use ndarray::{ArcArray, IxDyn};
 use rayon::slice::ParallelSliceMut;
 
 use super::broadcast::broadcast_shapes;
+use super::compact::{kept_values, set_coordinates};
 use super::elementwise::{PARALLEL_THRESHOLD, broadcast_view};
 use super::error::{KernelError, Result, check_dim, checked_numel, format_shape, guard_count};
-use super::gather::{index_values, take_tensor};
+use super::gather::index_values;
 use super::shape::reshape;
+use super::take::{as_slice, listed_positions, standard, take_along};
 use super::tensor::{Element, Tensor, with_array};
 
 /// The coordinates of the non-zero elements, as an `i64` tensor of shape `[count, ndim]`
 /// in row-major order (a 0-d input gives `[1, 0]` or `[0, 0]`).
 pub fn nonzero(input: &Tensor) -> Result<Tensor> {
     let flags = input.to_array::<bool>()?;
-    let count = flags.iter().filter(|&&flag| flag).count();
-    let ndim = flags.ndim();
-    guard_count(count as u128 * ndim as u128)?;
-    let mut coordinates = Vec::with_capacity(count * ndim);
-    for (position, &flag) in flags.indexed_iter() {
-        if flag {
-            coordinates.extend(position.slice().iter().map(|&coordinate| coordinate as i64));
-        }
-    }
-    Tensor::from_vec(&[count, ndim], coordinates)
+    let standard_flags = standard(&flags);
+    let kept = set_coordinates(as_slice(&standard_flags)?, flags.shape())?;
+    Tensor::from_vec(&[kept.count, flags.ndim()], kept.values)
 }
 
 /// The elements where `mask` (a `bool` tensor broadcast with the input) is `true`, as a
@@ -48,6 +43,11 @@ fn selected<T: Element>(
     mask: &ArcArray<bool, IxDyn>,
     shape: &[usize],
 ) -> Result<Tensor> {
+    if array.shape() == shape && mask.shape() == shape {
+        let (values, flags) = (standard(array), standard(mask));
+        let kept = kept_values(as_slice(&values)?, as_slice(&flags)?)?;
+        return Tensor::from_vec(&[kept.count], kept.values);
+    }
     let (values, flags) = (array.view(), mask.view());
     let values = broadcast_view(&values, shape)?;
     let flags = broadcast_view(&flags, shape)?;
@@ -86,7 +86,7 @@ pub fn repeat_interleave(input: &Tensor, counts: &Tensor, dim: Option<usize>) ->
         .map(|(_, &size)| size)
         .product();
     guard_count(positions.len() as u128 * rest as u128)?;
-    Ok(with_array!(&source, array => take_tensor(array, dim, &positions)))
+    with_array!(&source, array => take_along(array, dim, &positions, &listed_positions()))
 }
 
 /// `0, 0, 1, …`: each index `i` repeated `counts[i]` times, as the one-argument
@@ -130,7 +130,7 @@ fn repeated_positions(
 /// same); `-0.0` and `0.0` are one value.
 pub fn unique(input: &Tensor) -> Result<Tensor> {
     with_array!(input, array => {
-        let values = sorted_distinct(array.iter().copied().collect());
+        let values = sorted_distinct(standard(array).iter().copied().collect());
         Tensor::from_vec(&[values.len()], values)
     })
 }

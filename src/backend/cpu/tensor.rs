@@ -44,7 +44,9 @@ macro_rules! with_array {
 pub(crate) use {map_variant, with_array};
 
 /// An element type a tensor can hold: `f32`, `i64` or `bool`.
-pub trait Element: Copy + PartialEq + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+pub trait Element:
+    Copy + Default + PartialEq + PartialOrd + Send + Sync + std::fmt::Debug + 'static
+{
     const DTYPE: DType;
     fn from_scalar(value: Scalar) -> Self;
     fn to_scalar(self) -> Scalar;
