@@ -247,6 +247,29 @@ pub enum Output {
     List(Vec<Output>),
 }
 
+impl Output {
+    /// Calls `visit` on every value the output refers to.
+    pub fn visit_values(&self, visit: &mut impl FnMut(ValueRef)) {
+        match self {
+            Output::Scalar(value) | Output::Tensor(value) => visit(*value),
+            Output::Template(template) => {
+                for part in &template.0 {
+                    if let Part::Scalar(value) | Part::Tensor(value) = part {
+                        visit(*value);
+                    }
+                }
+            }
+            Output::List(items) => items.iter().for_each(|item| item.visit_values(visit)),
+            Output::None
+            | Output::Bool(_)
+            | Output::SymBool(_)
+            | Output::Int(_)
+            | Output::Float(_)
+            | Output::Str(_) => {}
+        }
+    }
+}
+
 /// A traced function.
 #[derive(Clone, Debug)]
 pub struct Graph {

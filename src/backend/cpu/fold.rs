@@ -157,18 +157,25 @@ impl<T, const LARGEST: bool> Default for Best<T, LARGEST> {
 
 impl<T: Element, const LARGEST: bool> Fold<T> for Best<T, LARGEST> {
     fn push(&mut self, values: &[T]) {
-        for &value in values {
-            match self.0 {
-                None => self.0 = Some(value),
-                Some(best) if best.is_nan() => return,
-                Some(best) => {
-                    let better = if LARGEST { value > best } else { value < best };
-                    if value.is_nan() || better {
-                        self.0 = Some(value);
-                    }
-                }
+        let Some(candidate) = T::extremum(values, LARGEST) else {
+            return;
+        };
+        self.0 = match self.0 {
+            Some(best) if best.is_nan() => Some(best),
+            Some(best) => {
+                let better = if LARGEST {
+                    candidate > best
+                } else {
+                    candidate < best
+                };
+                Some(if candidate.is_nan() || better {
+                    candidate
+                } else {
+                    best
+                })
             }
-        }
+            None => Some(candidate),
+        };
     }
     fn finish(self) -> T {
         self.0.unwrap_or_else(|| T::from_scalar(Scalar::Int(0)))
@@ -233,6 +240,58 @@ mod tests {
         let flags: Vec<bool> = (0..100).map(|i| i % 7 != 0).collect();
         pieces_agree::<bool, All>(&flags);
         pieces_agree::<bool, Any>(&flags);
+    }
+
+    #[test]
+    fn the_fast_f32_extremum_is_the_scan() {
+        let mut cases: Vec<Vec<f32>> = vec![
+            vec![],
+            vec![-0.0, 0.0],
+            vec![0.0, -0.0, -1.0],
+            vec![-3.0; 17],
+            vec![f32::NEG_INFINITY; 9],
+        ];
+        let wave: Vec<f32> = (0..1003)
+            .map(|i| (i as f32 * 0.731).sin() * 100.0)
+            .collect();
+        cases.push(wave.clone());
+        let mut with_nan = wave.clone();
+        with_nan[500] = f32::NAN;
+        cases.push(with_nan);
+        let mut zeros = vec![-5.0; 40];
+        zeros[13] = -0.0;
+        zeros[21] = 0.0;
+        cases.push(zeros);
+        for values in &cases {
+            for largest in [true, false] {
+                let fast = f32::extremum(values, largest);
+                let scan = sequential_scan(values, largest);
+                assert_eq!(fast.map(f32::to_bits), scan.map(f32::to_bits), "{values:?}");
+            }
+        }
+    }
+
+    fn sequential_scan(values: &[f32], largest: bool) -> Option<f32> {
+        let mut best: Option<f32> = None;
+        for &value in values {
+            best = match best {
+                None => Some(value),
+                Some(current) if current.is_nan() => Some(current),
+                Some(current) => {
+                    let better = if largest {
+                        value > current
+                    } else {
+                        value < current
+                    };
+                    Some(if value.is_nan() || better {
+                        value
+                    } else {
+                        current
+                    })
+                }
+            };
+        }
+        best
     }
 
     #[test]

@@ -60,6 +60,12 @@ pub trait Element:
     fn into_array(tensor: Tensor) -> Option<ArcArray<Self, IxDyn>>;
     /// `NaN` for floats; ordering kernels let it win every comparison, as PyTorch does.
     fn is_nan(self) -> bool;
+    /// The largest (or smallest) of `values` as a sequential scan would pick it: the first
+    /// `NaN` if there is one, else the first occurrence of the extreme value; `None` when
+    /// empty. Types may answer faster than the scan, never differently.
+    fn extremum(values: &[Self], largest: bool) -> Option<Self> {
+        scan_extremum(values, largest)
+    }
     /// The element as spec §8 prints it inside a tensor.
     fn format(self) -> String;
 }
@@ -95,6 +101,46 @@ impl Element for f32 {
     }
     fn is_nan(self) -> bool {
         self.is_nan()
+    }
+    /// Eight running extremes, which vectorise, then their extreme. The scan's answer
+    /// differs only when a `NaN` is present or the extreme is a zero (the first of `-0.0`
+    /// and `0.0` wins): those lanes are scanned in order instead.
+    fn extremum(values: &[f32], largest: bool) -> Option<f32> {
+        let first = *values.first()?;
+        let mut lanes = [first; 8];
+        let mut nan = false;
+        let chunks = values.chunks_exact(8);
+        let rest = chunks.remainder();
+        for chunk in chunks {
+            for (lane, &value) in lanes.iter_mut().zip(chunk) {
+                let better = if largest {
+                    value > *lane
+                } else {
+                    value < *lane
+                };
+                *lane = if better { value } else { *lane };
+                nan |= value.is_nan();
+            }
+        }
+        for &value in rest {
+            nan |= value.is_nan();
+            let better = if largest {
+                value > lanes[0]
+            } else {
+                value < lanes[0]
+            };
+            if better {
+                lanes[0] = value;
+            }
+        }
+        let best = lanes.into_iter().fold(first, |best, lane| {
+            let better = if largest { lane > best } else { lane < best };
+            if better { lane } else { best }
+        });
+        if nan || best == 0.0 {
+            return scan_extremum(values, largest);
+        }
+        Some(best)
     }
     fn format(self) -> String {
         format_f32(self)
@@ -333,6 +379,28 @@ impl Iterator for Elements<'_> {
             Elements::Bool(iter) => iter.size_hint(),
         }
     }
+}
+
+/// The scan [`Element::extremum`] describes.
+fn scan_extremum<T: Element>(values: &[T], largest: bool) -> Option<T> {
+    let mut best: Option<T> = None;
+    for &value in values {
+        match best {
+            None => best = Some(value),
+            Some(current) if current.is_nan() => break,
+            Some(current) => {
+                let better = if largest {
+                    value > current
+                } else {
+                    value < current
+                };
+                if value.is_nan() || better {
+                    best = Some(value);
+                }
+            }
+        }
+    }
+    best
 }
 
 #[cfg(test)]

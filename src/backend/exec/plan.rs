@@ -2,7 +2,7 @@
 //! the last time, and the plans of `cond` branches. Built once per compiled graph, so a run
 //! does no analysis of its own.
 
-use crate::graph::ir::{Arg, ArgumentPath, Graph, NodeKind, Output, Part, ValueRef};
+use crate::graph::ir::{Arg, ArgumentPath, Graph, NodeKind, Part, ValueRef};
 
 /// A graph with its run-time layout.
 #[derive(Debug)]
@@ -157,27 +157,8 @@ fn last_uses(
         }
     }
     let end = graph.nodes.len();
-    output_values(&graph.output, &mut |value| last[slot_of(value)] = Some(end));
+    graph
+        .output
+        .visit_values(&mut |value| last[slot_of(value)] = Some(end));
     last
-}
-
-/// Calls `visit` on every value an output refers to.
-fn output_values(output: &Output, visit: &mut impl FnMut(ValueRef)) {
-    match output {
-        Output::Scalar(value) | Output::Tensor(value) => visit(*value),
-        Output::Template(template) => {
-            for part in &template.0 {
-                if let Part::Scalar(value) | Part::Tensor(value) = part {
-                    visit(*value);
-                }
-            }
-        }
-        Output::List(items) => items.iter().for_each(|item| output_values(item, visit)),
-        Output::None
-        | Output::Bool(_)
-        | Output::SymBool(_)
-        | Output::Int(_)
-        | Output::Float(_)
-        | Output::Str(_) => {}
-    }
 }

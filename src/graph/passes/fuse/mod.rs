@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use super::rewrite::{for_each_use, retain};
 use crate::graph::fused::is_fusible;
-use crate::graph::ir::{Arg, Graph, Node, NodeId, NodeKind, Output, Part, ValueRef};
+use crate::graph::ir::{Arg, Graph, Node, NodeId, NodeKind, Part, ValueRef};
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
 
@@ -328,26 +328,6 @@ fn escaping(graph: &Graph, members: &[usize]) -> Vec<bool> {
             visit_reads(node, &mut mark);
         }
     }
-    output_values(&graph.output, &mut mark);
+    graph.output.visit_values(&mut mark);
     escapes
-}
-
-fn output_values(output: &Output, visit: &mut impl FnMut(ValueRef)) {
-    match output {
-        Output::Tensor(value) | Output::Scalar(value) => visit(*value),
-        Output::Template(template) => {
-            for part in &template.0 {
-                if let Part::Scalar(value) | Part::Tensor(value) = part {
-                    visit(*value);
-                }
-            }
-        }
-        Output::List(items) => items.iter().for_each(|item| output_values(item, visit)),
-        Output::None
-        | Output::Bool(_)
-        | Output::SymBool(_)
-        | Output::Int(_)
-        | Output::Float(_)
-        | Output::Str(_) => {}
-    }
 }
