@@ -72,18 +72,23 @@ pub trait Element:
 
 impl Element for f32 {
     const DTYPE: DType = DType::F32;
+    #[inline]
     fn from_scalar(value: Scalar) -> Self {
         value.as_f64() as f32
     }
+    #[inline]
     fn to_scalar(self) -> Scalar {
         Scalar::Float(f64::from(self))
     }
+    #[inline]
     fn to_f32(self) -> f32 {
         self
     }
+    #[inline]
     fn to_i64(self) -> i64 {
         element::f32_to_i64(self)
     }
+    #[inline]
     fn to_bool(self) -> bool {
         element::f32_to_bool(self)
     }
@@ -99,6 +104,7 @@ impl Element for f32 {
             _ => None,
         }
     }
+    #[inline]
     fn is_nan(self) -> bool {
         self.is_nan()
     }
@@ -149,18 +155,23 @@ impl Element for f32 {
 
 impl Element for i64 {
     const DTYPE: DType = DType::I64;
+    #[inline]
     fn from_scalar(value: Scalar) -> Self {
         value.as_i64()
     }
+    #[inline]
     fn to_scalar(self) -> Scalar {
         Scalar::Int(self)
     }
+    #[inline]
     fn to_f32(self) -> f32 {
         element::i64_to_f32(self)
     }
+    #[inline]
     fn to_i64(self) -> i64 {
         self
     }
+    #[inline]
     fn to_bool(self) -> bool {
         self != 0
     }
@@ -176,6 +187,7 @@ impl Element for i64 {
             _ => None,
         }
     }
+    #[inline]
     fn is_nan(self) -> bool {
         false
     }
@@ -186,18 +198,23 @@ impl Element for i64 {
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
+    #[inline]
     fn from_scalar(value: Scalar) -> Self {
         value.as_bool()
     }
+    #[inline]
     fn to_scalar(self) -> Scalar {
         Scalar::Bool(self)
     }
+    #[inline]
     fn to_f32(self) -> f32 {
         element::bool_to_f32(self)
     }
+    #[inline]
     fn to_i64(self) -> i64 {
         i64::from(self)
     }
+    #[inline]
     fn to_bool(self) -> bool {
         self
     }
@@ -213,6 +230,7 @@ impl Element for bool {
             _ => None,
         }
     }
+    #[inline]
     fn is_nan(self) -> bool {
         false
     }
