@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{on_big_stack, root, run_source, tsl_files};
+use common::{on_big_stack, root, run_source_in, tsl_files};
 use tsl::eval::Options;
 use tsl::source::FileId;
 
@@ -34,11 +34,17 @@ fn every_byte_prefix_parses_without_panicking() {
 #[test]
 fn every_line_prefix_runs_without_panicking() {
     on_big_stack(|| {
+        // Prefixes that save files write them here, not into the working directory.
+        let directory = std::env::temp_dir().join(format!("tsl-prefixes-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).expect("creating a temporary directory");
         for (name, text) in sources() {
+            let file = std::path::Path::new(&name)
+                .file_name()
+                .map_or_else(|| name.clone(), |file| file.to_string_lossy().into_owned());
             let lines: Vec<&str> = text.lines().collect();
             for count in 0..=lines.len() {
                 let prefix = lines[..count].join("\n");
-                let run = run_source(&name, &prefix, Options::default());
+                let run = run_source_in(&directory, &file, &prefix, Options::default());
                 for diagnostic in &run.diagnostics {
                     assert!(!diagnostic.rendered.is_empty(), "{name}: empty diagnostic");
                 }

@@ -127,6 +127,15 @@ pub fn run_source(name: &str, text: &str, options: Options) -> Run {
     })
 }
 
+/// Runs source text as if it were the file `directory/name`, so the files it reads and
+/// writes with relative paths live in `directory`.
+pub fn run_source_in(directory: &Path, name: &str, text: &str, options: Options) -> Run {
+    let path = directory.join(name);
+    run_with(options, |interpreter| {
+        interpreter.run_source(name, Some(&path), text.to_string())
+    })
+}
+
 fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> Run {
     let captured = Rc::new(RefCell::new(Captured::default()));
     let status = {
