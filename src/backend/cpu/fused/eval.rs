@@ -213,7 +213,9 @@ impl Context<'_> {
         };
         Ok(match kind {
             InstrKind::Input(position) => self.input(*position, slot, segment),
-            InstrKind::Int(dim) => State::Splat(Scalar::Int(dim.known().unwrap_or_default())),
+            InstrKind::Int(dim) => State::Splat(Scalar::Int(dim.known().ok_or_else(|| {
+                KernelError::Value("a size was not resolved before running".into())
+            })?)),
             InstrKind::Float(value) => State::Splat(Scalar::Float(*value)),
             InstrKind::Bool(value) => State::Splat(Scalar::Bool(*value)),
             InstrKind::Unary(op, a) => unary(*op, &view(*a), slot),
@@ -294,13 +296,13 @@ impl<'s> View<'s> {
 }
 
 /// A whole view as a slice (a splat repeated over the segment).
-fn materialise<'s, T: Lane>(view: &View<'s>, buffer: &'s mut Vec<T>) -> std::borrow::Cow<'s, [T]> {
+fn materialise<'s, T: Lane>(view: &View<'s>, buffer: &'s mut Vec<T>) -> &'s [T] {
     match view.side::<T>() {
-        Side::Slice(values) => std::borrow::Cow::Borrowed(values),
+        Side::Slice(values) => values,
         Side::Splat(value) => {
             buffer.clear();
             buffer.extend(std::iter::repeat_n(value, view.segment.len));
-            std::borrow::Cow::Owned(buffer.clone())
+            buffer
         }
     }
 }
