@@ -198,20 +198,49 @@ impl Instr {
     }
 }
 
-/// Whether an op can be a member of a fused kernel at all (the pass decides the rest).
-pub fn is_fusible(op: &Op) -> bool {
-    match op {
-        Op::Binary(_) | Op::Unary(_) | Op::Cast(_) | Op::Where | Op::Clamp { .. } => true,
-        Op::Reduce { op, .. } => matches!(
-            op,
+/// What a fusible op computes: the ops a fused kernel can hold, with their attributes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fusible<'o> {
+    Binary(BinaryOp),
+    Unary(UnaryOp),
+    Cast(DType),
+    Where,
+    Clamp {
+        min: bool,
+        max: bool,
+    },
+    /// `dims: None` reduces everything.
+    Reduce {
+        op: ReduceOp,
+        dims: Option<&'o [usize]>,
+    },
+}
+
+/// How an op would be a member of a fused kernel, if it can be one at all (the pass
+/// decides the rest).
+pub fn fusible(op: &Op) -> Option<Fusible<'_>> {
+    Some(match op {
+        Op::Binary(binary) => Fusible::Binary(*binary),
+        Op::Unary(unary) => Fusible::Unary(*unary),
+        Op::Cast(dtype) => Fusible::Cast(*dtype),
+        Op::Where => Fusible::Where,
+        Op::Clamp { min, max } => Fusible::Clamp {
+            min: *min,
+            max: *max,
+        },
+        Op::Reduce { op, dims, .. } => match op {
             ReduceOp::Sum
-                | ReduceOp::Mean
-                | ReduceOp::Max
-                | ReduceOp::Min
-                | ReduceOp::Prod
-                | ReduceOp::All
-                | ReduceOp::Any
-        ),
+            | ReduceOp::Mean
+            | ReduceOp::Max
+            | ReduceOp::Min
+            | ReduceOp::Prod
+            | ReduceOp::All
+            | ReduceOp::Any => Fusible::Reduce {
+                op: *op,
+                dims: dims.as_deref(),
+            },
+            ReduceOp::Argmax | ReduceOp::Argmin => return None,
+        },
         Op::Full { .. }
         | Op::Arange { .. }
         | Op::Randn { .. }
@@ -235,6 +264,6 @@ pub fn is_fusible(op: &Op) -> bool {
         | Op::RepeatIndices
         | Op::Unique
         | Op::MatMul
-        | Op::Fused(_) => false,
-    }
+        | Op::Fused(_) => return None,
+    })
 }

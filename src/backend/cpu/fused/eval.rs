@@ -254,9 +254,9 @@ impl Context<'_> {
             )));
         }
         let value = match input.slot.dtype {
-            DType::F32 => reduce_f32(op, &materialise::<f32>(input, &mut slot.f32s)),
-            DType::I64 => reduce_i64(op, &materialise::<i64>(input, &mut slot.i64s)),
-            DType::Bool => reduce_bool(op, &materialise::<bool>(input, &mut slot.bools)),
+            DType::F32 => reduce_f32(op, materialise::<f32>(input, &mut slot.f32s)),
+            DType::I64 => reduce_i64(op, materialise::<i64>(input, &mut slot.i64s)),
+            DType::Bool => reduce_bool(op, materialise::<bool>(input, &mut slot.bools)),
         };
         Ok(State::Splat(value))
     }
@@ -578,19 +578,19 @@ impl Accumulator {
         let mut spare = Vec::new();
         match self {
             Accumulator::SumF32(fold) | Accumulator::MeanF32(fold) => {
-                fold.push(&materialise::<f32>(&view, &mut spare));
+                fold.push(materialise::<f32>(&view, &mut spare));
             }
-            Accumulator::ProdF32(fold) => fold.push(&materialise::<f32>(&view, &mut spare)),
-            Accumulator::MaxF32(fold) => fold.push(&materialise::<f32>(&view, &mut spare)),
-            Accumulator::MinF32(fold) => fold.push(&materialise::<f32>(&view, &mut spare)),
-            Accumulator::SumI64(fold) => fold.push(&materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::ProdI64(fold) => fold.push(&materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::MaxI64(fold) => fold.push(&materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::MinI64(fold) => fold.push(&materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::All(fold) => fold.push(&materialise::<bool>(&view, &mut Vec::new())),
-            Accumulator::Any(fold) => fold.push(&materialise::<bool>(&view, &mut Vec::new())),
-            Accumulator::MaxBool(fold) => fold.push(&materialise::<bool>(&view, &mut Vec::new())),
-            Accumulator::MinBool(fold) => fold.push(&materialise::<bool>(&view, &mut Vec::new())),
+            Accumulator::ProdF32(fold) => fold.push(materialise::<f32>(&view, &mut spare)),
+            Accumulator::MaxF32(fold) => fold.push(materialise::<f32>(&view, &mut spare)),
+            Accumulator::MinF32(fold) => fold.push(materialise::<f32>(&view, &mut spare)),
+            Accumulator::SumI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
+            Accumulator::ProdI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
+            Accumulator::MaxI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
+            Accumulator::MinI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
+            Accumulator::All(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
+            Accumulator::Any(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
+            Accumulator::MaxBool(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
+            Accumulator::MinBool(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
         }
     }
 

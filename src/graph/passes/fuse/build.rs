@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use crate::dtype::DType;
-use crate::graph::fused::{FusedKernel, FusedOutput, Instr, InstrKind, Member};
+use crate::graph::fused::{FusedKernel, FusedOutput, Fusible, Instr, InstrKind, Member, fusible};
 use crate::graph::ir::{Arg, Graph, Node, NodeKind, ValueRef};
-use crate::graph::op::{BinaryOp, Op, ReduceOp, UnaryOp};
+use crate::graph::op::{BinaryOp, ReduceOp, UnaryOp};
 use crate::graph::shape::{Dim, Meta, binary_dtype, reduce_dtype};
 
 /// Builds the kernel of a group. `members` are node indices in program order; `escaping`
@@ -35,7 +35,7 @@ pub(super) fn build(
             return None;
         };
         builder.member = position;
-        let (value, total) = builder.member_value(op, node)?;
+        let (value, total) = builder.member_value(fusible(op)?, node)?;
         builder.values.insert(index, value);
         if escaping[position] {
             outputs.push(FusedOutput {
@@ -77,22 +77,22 @@ struct Builder<'g> {
 impl Builder<'_> {
     /// The instruction holding a member's value, and for a reduction over everything the
     /// reduction (which only its output applies).
-    fn member_value(&mut self, op: &Op, node: &Node) -> Option<(usize, Option<ReduceOp>)> {
+    fn member_value(&mut self, op: Fusible<'_>, node: &Node) -> Option<(usize, Option<ReduceOp>)> {
         let args = &node.args;
         let value = match op {
-            Op::Binary(binary) => {
+            Fusible::Binary(binary) => {
                 let (a, b) = (self.arg(args.first()?), self.arg(args.get(1)?));
-                self.binary(*binary, a, b)?
+                self.binary(binary, a, b)?
             }
-            Op::Unary(unary) => {
+            Fusible::Unary(unary) => {
                 let a = self.arg(args.first()?);
-                self.unary(*unary, a)
+                self.unary(unary, a)
             }
-            Op::Cast(dtype) => {
+            Fusible::Cast(dtype) => {
                 let a = self.arg(args.first()?);
-                self.cast(a, *dtype)
+                self.cast(a, dtype)
             }
-            Op::Where => {
+            Fusible::Where => {
                 let condition = self.arg(args.first()?);
                 let (a, b) = (self.arg(args.get(1)?), self.arg(args.get(2)?));
                 let dtype = self.dtype(a).promote(self.dtype(b));
@@ -100,10 +100,10 @@ impl Builder<'_> {
                 let row = self.row(condition) && self.row(a) && self.row(b);
                 self.push(InstrKind::Where(condition, a, b), dtype, row)
             }
-            Op::Clamp { min, max } => {
+            Fusible::Clamp { min, max } => {
                 let mut value = self.arg(args.first()?);
                 let mut bounds = args[1..].iter();
-                for (present, extremum) in [(*min, BinaryOp::Maximum), (*max, BinaryOp::Minimum)] {
+                for (present, extremum) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
                     if present {
                         let bound = self.arg(bounds.next()?);
                         value = self.binary(extremum, value, bound)?;
@@ -111,41 +111,17 @@ impl Builder<'_> {
                 }
                 value
             }
-            Op::Reduce { op, dims, .. } => {
+            Fusible::Reduce { op, dims } => {
                 let a = self.arg(args.first()?);
-                let a = self.reduction_operand(*op, a)?;
+                let a = self.reduction_operand(op, a)?;
                 return Some(match dims {
-                    None => (a, Some(*op)),
+                    None => (a, Some(op)),
                     Some(_) => {
-                        let dtype = reduce_dtype(*op, self.dtype(a)).ok()?;
-                        (self.push(InstrKind::Reduce(*op, a), dtype, true), None)
+                        let dtype = reduce_dtype(op, self.dtype(a)).ok()?;
+                        (self.push(InstrKind::Reduce(op, a), dtype, true), None)
                     }
                 });
             }
-            Op::Full { .. }
-            | Op::Arange { .. }
-            | Op::Randn { .. }
-            | Op::Cumsum { .. }
-            | Op::Diff { .. }
-            | Op::Reshape { .. }
-            | Op::Permute { .. }
-            | Op::Squeeze { .. }
-            | Op::Unsqueeze { .. }
-            | Op::Expand { .. }
-            | Op::Cat { .. }
-            | Op::Stack { .. }
-            | Op::Split { .. }
-            | Op::Narrow { .. }
-            | Op::IndexSelect { .. }
-            | Op::Gather { .. }
-            | Op::Index { .. }
-            | Op::Nonzero
-            | Op::MaskedSelect
-            | Op::RepeatInterleave { .. }
-            | Op::RepeatIndices
-            | Op::Unique
-            | Op::MatMul
-            | Op::Fused(_) => return None,
         };
         Some((value, None))
     }

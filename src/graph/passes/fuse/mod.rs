@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::rewrite::{for_each_use, retain};
-use crate::graph::fused::is_fusible;
+use crate::graph::fused::{Fusible, fusible};
 use crate::graph::ir::{Arg, Graph, Node, NodeId, NodeKind, Part, ValueRef};
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
@@ -104,12 +104,12 @@ fn find_groups(graph: &Graph, policy: &FusionPolicy) -> Vec<Group> {
 fn start(graph: &Graph, index: usize, node: &Node) -> Option<Group> {
     let op = member_op(node)?;
     let (shape, value) = match op {
-        Op::Reduce { dims, .. } => {
+        Fusible::Reduce { dims, .. } => {
             let Some(Arg::Tensor(input)) = node.args.first() else {
                 return None;
             };
             let shape = graph.meta(*input).shape.clone();
-            let value = reduction_value(op, dims.as_deref(), &shape, &node.outputs[0].shape)?;
+            let value = reduction_value(dims, &shape, &node.outputs[0].shape)?;
             (shape, value)
         }
         _ => (node.outputs[0].shape.clone(), Value::Element),
@@ -126,21 +126,17 @@ fn start(graph: &Graph, index: usize, node: &Node) -> Option<Group> {
     Some(group)
 }
 
-/// The op of a node that could be a member: fusible, one output, binding nothing.
-fn member_op(node: &Node) -> Option<&Op> {
+/// What a node that could be a member computes: a fusible op, one output, binding nothing.
+fn member_op(node: &Node) -> Option<Fusible<'_>> {
     match &node.kind {
-        NodeKind::Op(op) if is_fusible(op) && node.outputs.len() == 1 && node.binds.is_empty() => {
-            Some(op)
-        }
+        NodeKind::Op(op) if node.outputs.len() == 1 && node.binds.is_empty() => fusible(op),
         _ => None,
     }
 }
 
-/// What a reduction over `dims` of a value of `shape` computes in a group, if it can.
-fn reduction_value(op: &Op, dims: Option<&[usize]>, shape: &[Dim], out: &[Dim]) -> Option<Value> {
-    if !matches!(op, Op::Reduce { .. }) {
-        return None;
-    }
+/// What a reduction over `dims` of a value of `shape` computes in a group: a total, a
+/// per-row value (over the last dim), or nothing fusible (other dims).
+fn reduction_value(dims: Option<&[usize]>, shape: &[Dim], out: &[Dim]) -> Option<Value> {
     match dims {
         None => Some(Value::Total),
         Some([dim]) if *dim + 1 == shape.len() => Some(Value::Row(out.to_vec())),
@@ -155,7 +151,7 @@ fn joins(graph: &Graph, group: &Group, node: &Node) -> Option<Value> {
         .map(|value| member_value(group, value))
         .collect();
     let out = &node.outputs[0].shape;
-    if let Op::Reduce { dims, .. } = op {
+    if let Fusible::Reduce { dims, .. } = op {
         let from_group = match operands.first()? {
             Some(value) => **value == Value::Element,
             None => {
@@ -163,7 +159,7 @@ fn joins(graph: &Graph, group: &Group, node: &Node) -> Option<Value> {
                 graph.meta(input).shape == group.shape
             }
         };
-        let value = reduction_value(op, dims.as_deref(), &group.shape, out)?;
+        let value = reduction_value(dims, &group.shape, out)?;
         let allowed = match value {
             Value::Total => !group.rows,
             Value::Row(_) => !group.totals,
