@@ -118,3 +118,7 @@ snapshot!(
     recompile_limit,
     "@compile(dynamic = false)\nfn total(x) { return x.sum() }\nfor n in range(1, 10) { total(ones(n)) }\ncheck false\n"
 );
+snapshot!(
+    recompile_limit_float,
+    "@compile\nfn scaled(x: f32[n], scale: float) { return x * scale }\nfor i in range(9) { scaled(ones(2), float(i)) }\ncheck false\n"
+);
