@@ -160,6 +160,8 @@ pub struct Interpreter {
     unoptimized: Vec<crate::graph::ir::Graph>,
     /// Kernel and function times of compiled runs, when `Options::profile` is set.
     profile: Option<crate::backend::exec::Profile>,
+    /// The device eager code and compiled graphs run on.
+    target: crate::backend::Target,
 }
 
 /// What running some source produced.
@@ -187,6 +189,7 @@ impl Interpreter {
             call_sites: Vec::new(),
             unoptimized: Vec::new(),
             profile: options.profile.then(Default::default),
+            target: crate::backend::Target::default(),
             options,
         }
     }
