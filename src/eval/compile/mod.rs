@@ -271,6 +271,7 @@ impl Interpreter {
         mut tracer: Tracer,
         body: impl FnOnce(&mut Interpreter) -> Result<T>,
     ) -> (Result<T>, Box<Tracer>) {
+        crate::diag::panic::inject("trace");
         tracer.call_base = self.call_sites.len();
         let outer = self.tracer.replace(Box::new(tracer));
         let result = body(self);
