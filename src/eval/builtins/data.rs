@@ -38,7 +38,7 @@ pub fn tensor_list(
     tensor: &TensorValue,
     span: crate::source::Span,
 ) -> Result<Value> {
-    let Some(data) = tensor.real() else {
+    let Some(data) = interpreter.host_data(tensor, span)? else {
         return interpreter.trace_tolist(tensor, span);
     };
     let elements: Vec<Value> = data.elements().map(scalar_value).collect();
@@ -87,7 +87,7 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
     let counts = match repeats {
         Value::Tensor(counts) => counts.clone(),
         Value::Int(count) => {
-            TensorValue::new(crate::backend::cpu::Tensor::scalar(Scalar::Int(*count)))
+            TensorValue::new(crate::backend::host::Tensor::scalar(Scalar::Int(*count)))
         }
         other => return Err(args.wrong(1, "an int or an i64 tensor", other)),
     };
