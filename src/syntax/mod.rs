@@ -3,5 +3,7 @@
 pub mod ast;
 pub mod lexer;
 pub mod parser;
+pub mod visit;
 
+pub use lexer::KEYWORDS;
 pub use parser::{Parsed, parse};
