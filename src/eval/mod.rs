@@ -176,6 +176,10 @@ pub struct Interpreter {
     defining: Vec<(String, Span)>,
     /// How many error diagnostics went to the output.
     errors_reported: usize,
+    /// The device eager code and compiled graphs run on.
+    target: crate::backend::Target,
+    /// The expression or statement evaluated last: where an internal error is reported.
+    position: Option<Span>,
 }
 
 /// What running some source produced.
@@ -206,8 +210,42 @@ impl Interpreter {
             overlay: crate::source::Overlay::new(),
             defining: Vec::new(),
             errors_reported: 0,
+            target: crate::backend::Target::default(),
+            position: None,
             options,
         }
+    }
+
+    /// Runs `body` (one command, script or REPL cell); a panic inside it, which is a bug in
+    /// TSL, comes back as an `internal-error` diagnostic at the code that was being evaluated,
+    /// and the interpreter is left ready for the next command.
+    pub fn shielded<T>(&mut self, body: impl FnOnce(&mut Self) -> T) -> Result<T> {
+        let frames = self.frames.len();
+        let call_sites = self.call_sites.len();
+        let loading = self.loading.len();
+        let (eval_depth, call_depth) = (self.eval_depth, self.call_depth);
+        let tracing = self.tracer.is_some();
+        self.position = None;
+        let caught = crate::diag::panic::catch(|| body(self));
+        caught.map_err(|panic| {
+            self.frames.truncate(frames);
+            self.call_sites.truncate(call_sites);
+            self.loading.truncate(loading);
+            (self.eval_depth, self.call_depth) = (eval_depth, call_depth);
+            if !tracing {
+                self.tracer = None;
+            }
+            Box::new(panic.diagnostic(self.position))
+        })
+    }
+
+    /// [`Interpreter::shielded`] for a command that reports its own diagnostics: an internal
+    /// error is reported too, and fails the command.
+    pub fn reporting_panics(&mut self, body: impl FnOnce(&mut Self) -> Status) -> Status {
+        self.shielded(body).unwrap_or_else(|internal| {
+            self.report(&internal);
+            Status::Failed
+        })
     }
 
     /// The profile of the compiled runs so far (`None` unless `Options::profile` is set).
@@ -496,6 +534,7 @@ impl Interpreter {
             );
         }
         self.eval_depth += 1;
+        self.position = Some(span);
         let result = body(self);
         self.eval_depth -= 1;
         result

@@ -29,7 +29,7 @@ pub fn item(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn tolist(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("tolist", &["x"])?;
     let tensor = args.tensor(0)?;
-    let Some(data) = tensor.real() else {
+    let Some(data) = interpreter.host_data(&tensor, args.span)? else {
         return interpreter.trace_tolist(&tensor, args.span);
     };
     let elements: Vec<Value> = data.elements().map(scalar_value).collect();
@@ -78,7 +78,7 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
     let counts = match repeats {
         Value::Tensor(counts) => counts.clone(),
         Value::Int(count) => {
-            TensorValue::new(crate::backend::cpu::Tensor::scalar(Scalar::Int(*count)))
+            TensorValue::new(crate::backend::host::Tensor::scalar(Scalar::Int(*count)))
         }
         other => return Err(args.wrong(1, "an int or an i64 tensor", other)),
     };

@@ -7,12 +7,12 @@
 //! traced again; automatic dynamic makes every size or int that changed since the earlier
 //! calls symbolic in the new trace.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-use super::super::value::{Module, Value};
-use crate::backend::cpu;
+use super::super::value::{Module, TensorValue, Value};
 use crate::backend::exec::Plan;
 use crate::dtype::DType;
 use crate::graph::ir::{ArgumentPath, InputSource};
@@ -37,8 +37,13 @@ pub struct CompileCache {
 
 /// One compiled graph and the conditions under which it may run.
 pub struct Entry {
+    /// The graph as traced and optimised (what `:graph` shows and the conditions read).
     pub plan: Plan,
-    pub constants: Vec<cpu::Tensor>,
+    /// The graph as it runs on each device the entry ran on: fused by that device's policy.
+    prepared: RefCell<Vec<(&'static str, Rc<Plan>)>>,
+    /// The tensors the graph captured. Each keeps its copy on the device it last ran on, so
+    /// a constant crosses to a device once per entry, not once per call.
+    pub constants: Vec<TensorValue>,
     /// The argument structure, one pattern per parameter.
     patterns: Vec<Pattern>,
     /// The globals the trace read and what they were.
@@ -96,7 +101,7 @@ pub type Miss = String;
 impl Entry {
     pub fn new(
         plan: Plan,
-        constants: Vec<cpu::Tensor>,
+        constants: Vec<TensorValue>,
         arguments: &[Value],
         globals: Vec<GlobalRead>,
         names: Rc<[String]>,
@@ -137,6 +142,7 @@ impl Entry {
         let guards = GuardSet::new(&graph.env);
         Entry {
             plan,
+            prepared: RefCell::new(Vec::new()),
             constants,
             patterns,
             globals,
@@ -144,6 +150,20 @@ impl Entry {
             guards,
             names,
         }
+    }
+
+    /// The plan prepared for `device` earlier, if any.
+    pub fn prepared(&self, device: &str) -> Option<Rc<Plan>> {
+        self.prepared
+            .borrow()
+            .iter()
+            .find(|(name, _)| *name == device)
+            .map(|(_, plan)| plan.clone())
+    }
+
+    /// Keeps the plan prepared for `device`.
+    pub fn keep_prepared(&self, device: &'static str, plan: Rc<Plan>) {
+        self.prepared.borrow_mut().push((device, plan));
     }
 
     /// The symbol values for `arguments` when every condition of the entry holds.
@@ -594,11 +614,11 @@ pub fn backed_values(plan: &Plan, arguments: &[Value]) -> Option<Vec<i64>> {
 }
 
 /// The tensors a graph takes, in the order of its input nodes.
-pub fn input_tensors(plan: &Plan, arguments: &[Value]) -> Option<Vec<cpu::Tensor>> {
+pub fn input_tensors(plan: &Plan, arguments: &[Value]) -> Option<Vec<TensorValue>> {
     plan.inputs()
         .iter()
         .map(|path| match at(arguments, path)? {
-            Value::Tensor(tensor) => tensor.real().cloned(),
+            Value::Tensor(tensor) if !tensor.is_fake() => Some(tensor.clone()),
             _ => None,
         })
         .collect()

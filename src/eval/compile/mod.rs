@@ -16,7 +16,8 @@ use super::Interpreter;
 use super::args::CallArgs;
 use super::trace::{TraceRequest, Tracer};
 use super::value::{Function, TensorValue, Value};
-use crate::backend::cpu;
+use crate::backend;
+use crate::backend::exec::Device as _;
 use crate::backend::exec::{self, Plan, RunValue};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::graph::ir::{Graph, Output};
@@ -83,12 +84,11 @@ impl Interpreter {
         )?;
         let constants = traced
             .constants
-            .iter()
-            .filter_map(|tensor| tensor.real().cloned())
+            .into_iter()
+            .filter(|tensor| !tensor.is_fake())
             .collect();
-        let graph = self.prepare(traced.graph, call_site)?;
         let entry = Rc::new(Entry::new(
-            Plan::new(graph),
+            Plan::new(traced.graph),
             constants,
             &arguments,
             traced.globals,
@@ -145,8 +145,21 @@ impl Interpreter {
     ) -> Result<Value> {
         let tensors = cache::input_tensors(&entry.plan, arguments)
             .ok_or_else(|| internal(call_site, "an input of the compiled graph is missing"))?;
-        let result = self.execute(&entry.plan, &entry.constants, tensors, bindings.symbols)?;
+        let plan = self.prepared_plan(entry, call_site)?;
+        let result = self.execute(&plan, &entry.constants, tensors, bindings.symbols)?;
         Ok(value_of(result))
+    }
+
+    /// The entry's graph as it runs on the session's device, prepared on its first run there.
+    fn prepared_plan(&mut self, entry: &Entry, call_site: Span) -> Result<Rc<Plan>> {
+        let device = self.target.name();
+        if let Some(plan) = entry.prepared(device) {
+            return Ok(plan);
+        }
+        let graph = self.prepare(entry.plan.graph().clone(), call_site)?;
+        let plan = Rc::new(Plan::new(graph));
+        entry.keep_prepared(device, plan.clone());
+        Ok(plan)
     }
 
     /// Traces `function` for concrete arguments (one per parameter, in order).
@@ -184,30 +197,48 @@ impl Interpreter {
         let plan = Plan::new(graph);
         let symbols = cache::backed_values(&plan, arguments)?;
         let tensors = cache::input_tensors(&plan, arguments)?;
-        let constants: Vec<cpu::Tensor> = constants
-            .iter()
-            .filter_map(|tensor| tensor.real().cloned())
+        let constants: Vec<TensorValue> = constants
+            .into_iter()
+            .filter(|tensor| !tensor.is_fake())
             .collect();
         self.execute(&plan, &constants, tensors, symbols).err()
     }
 
-    /// Runs a graph on the CPU, printing to the interpreter's output.
+    /// Runs a graph on the session's device, printing to the interpreter's output.
     fn execute(
         &mut self,
         plan: &Plan,
-        constants: &[cpu::Tensor],
-        tensors: Vec<cpu::Tensor>,
+        constants: &[TensorValue],
+        tensors: Vec<TensorValue>,
         symbols: Vec<i64>,
-    ) -> Result<RunValue<cpu::Tensor>> {
+    ) -> Result<RunValue<backend::Tensor>> {
+        let span = plan
+            .graph()
+            .nodes
+            .first()
+            .map(|node| node.span)
+            .unwrap_or_default();
+        let constants = constants
+            .iter()
+            .map(|tensor| self.resident(tensor, span))
+            .collect::<Result<Vec<_>>>()?;
+        let tensors = tensors
+            .iter()
+            .map(|tensor| self.resident(tensor, span))
+            .collect::<Result<Vec<_>>>()?;
         let Interpreter {
-            rng, out, profile, ..
+            rng,
+            out,
+            profile,
+            target,
+            ..
         } = self;
-        let mut device = cpu::Cpu { rng };
+        let mut device = backend::Dispatch { target, rng };
         let mut print = |text: &str| out.print(text);
         exec::execute(
             plan,
             &mut device,
-            constants,
+            &constants,
             tensors,
             symbols,
             &mut print,
@@ -240,6 +271,7 @@ impl Interpreter {
         mut tracer: Tracer,
         body: impl FnOnce(&mut Interpreter) -> Result<T>,
     ) -> (Result<T>, Box<Tracer>) {
+        crate::diag::panic::inject("trace");
         tracer.call_base = self.call_sites.len();
         let outer = self.tracer.replace(Box::new(tracer));
         let result = body(self);
@@ -265,11 +297,12 @@ impl Interpreter {
 
     /// Readies a finished trace to run: its elementwise operations fused (unless the options
     /// say otherwise), verified again.
-    fn prepare(&self, mut graph: Graph, span: Span) -> Result<Graph> {
+    fn prepare(&mut self, mut graph: Graph, span: Span) -> Result<Graph> {
         if self.options.unfused {
             return Ok(graph);
         }
-        passes::fuse(&mut graph, &passes::FusionPolicy::default());
+        let policy = self.dispatch().fusion_policy();
+        passes::fuse(&mut graph, &policy);
         verify::verify(&graph).map_err(|problem| {
             Box::new(Diagnostic::internal(
                 span,
@@ -325,7 +358,7 @@ fn parameter_names(function: &Function) -> Vec<String> {
 }
 
 /// A value the executor returned, as an eager value.
-fn value_of(value: RunValue<cpu::Tensor>) -> Value {
+fn value_of(value: RunValue<backend::Tensor>) -> Value {
     match value {
         RunValue::None => Value::None,
         RunValue::Bool(value) => Value::Bool(value),
