@@ -6,8 +6,11 @@
 mod core;
 mod creation;
 mod data;
+mod fill;
 mod math;
+mod order;
 mod shape;
+mod variance;
 
 pub use creation::symbolic_tensor;
 pub use data::scalar_value;
@@ -107,6 +110,11 @@ static TABLE: &[Def] = &[
     def("randn", Function, creation::randn),
     def("load", Function, creation::load),
     def("save", Both, creation::save),
+    def("zeros_like", Function, fill::zeros_like),
+    def("ones_like", Function, fill::ones_like),
+    def("full_like", Function, fill::full_like_builtin),
+    def("randn_like", Function, fill::randn_like),
+    def("clone", Both, fill::clone),
     // properties
     def("size", Method, shape::size),
     def("numel", Both, shape::numel),
@@ -119,6 +127,9 @@ static TABLE: &[Def] = &[
     def("sigmoid", Both, math::sigmoid),
     def("tanh", Both, math::tanh),
     def("neg", Both, math::neg),
+    def("isnan", Both, math::isnan),
+    def("isinf", Both, math::isinf),
+    def("masked_fill", Both, fill::masked_fill),
     def("maximum", Both, math::maximum),
     def("minimum", Both, math::minimum),
     def("where", Function, math::where_),
@@ -134,8 +145,16 @@ static TABLE: &[Def] = &[
     def("any", Both, math::any),
     def("argmax", Both, math::argmax),
     def("argmin", Both, math::argmin),
+    def("amax", Both, math::amax),
+    def("amin", Both, math::amin),
+    def("std", Both, variance::std),
+    def("var", Both, variance::var),
     def("cumsum", Both, math::cumsum),
     def("diff", Both, math::diff),
+    // sorting
+    def("sort", Both, order::sort),
+    def("argsort", Both, order::argsort),
+    def("topk", Both, order::topk),
     def("matmul", Both, math::matmul),
     // shape
     def("reshape", Both, shape::reshape),

@@ -351,7 +351,11 @@ fn unary(op: crate::graph::op::UnaryOp, a: &View<'_>, out: &mut Slot) -> State {
         DType::F32 => element::float_unary!(
             op,
             |f| map1(a.side::<f32>(), out, f),
-            map1(a.side::<f32>(), out, |x| x == 0.0)
+            element::float_predicate!(
+                op,
+                |f| map1(a.side::<f32>(), out, f),
+                map1(a.side::<f32>(), out, |x| x == 0.0)
+            )
         ),
         DType::I64 => element::int_unary!(
             op,
