@@ -12,6 +12,7 @@
 //! recursion are bounded (see [`limits`]) and the CLI runs the interpreter on a thread with a
 //! large stack, so deep programs end in `recursion-limit`, never a stack overflow.
 
+mod analysis;
 mod args;
 mod builtins;
 mod call;
@@ -35,7 +36,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use builtins::global_names;
+pub use builtins::{
+    Def as BuiltinDef, Param as BuiltinParam, defs as builtin_defs,
+    function_def as builtin_function, global_names, method_def as builtin_method,
+};
 pub use expr::suggest;
 pub use module::STD_MODULES;
 pub use session::Evaluated;
@@ -73,6 +77,11 @@ pub struct Options {
     /// Run compiled graphs without fusing their elementwise operations (each op is its own
     /// kernel), to compare with fused runs.
     pub unfused: bool,
+    /// Analysis (`tsl check`, the language server): nothing the program would do outside
+    /// itself happens. Used modules bind their definitions without running their statements,
+    /// `print` and `save` do nothing, and a definition that fails is reported without hiding
+    /// the rest.
+    pub analysis: bool,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.
@@ -160,6 +169,13 @@ pub struct Interpreter {
     unoptimized: Vec<crate::graph::ir::Graph>,
     /// Kernel and function times of compiled runs, when `Options::profile` is set.
     profile: Option<crate::backend::exec::Profile>,
+    /// Unsaved text read instead of files on disk (an editor's open buffers).
+    overlay: crate::source::Overlay,
+    /// In analysis, the `use`s whose modules are being defined, outermost first: the frames
+    /// of what a used module reports.
+    defining: Vec<(String, Span)>,
+    /// How many error diagnostics went to the output.
+    errors_reported: usize,
     /// The device eager code and compiled graphs run on.
     target: crate::backend::Target,
     /// The expression or statement evaluated last: where an internal error is reported.
@@ -191,6 +207,9 @@ impl Interpreter {
             call_sites: Vec::new(),
             unoptimized: Vec::new(),
             profile: options.profile.then(Default::default),
+            overlay: crate::source::Overlay::new(),
+            defining: Vec::new(),
+            errors_reported: 0,
             target: crate::backend::Target::default(),
             position: None,
             options,
@@ -250,7 +269,7 @@ impl Interpreter {
 
     /// Reads, parses and runs a script; every diagnostic goes to the output.
     pub fn run_file(&mut self, path: &Path) -> Status {
-        match module::read_source(path) {
+        match self.read_source(path) {
             Ok(text) => {
                 let name = path.display().to_string();
                 self.run_source(&name, Some(path), text)
@@ -301,7 +320,7 @@ impl Interpreter {
     /// Parses a script and binds its functions and `use`s without running its statements
     /// (`tsl check`, `tsl graph`). Syntax errors are reported; `None` if there was any.
     pub fn load_definitions(&mut self, path: &Path) -> Option<(Rc<Module>, Program)> {
-        let text = match module::read_source(path) {
+        let text = match self.read_source(path) {
             Ok(text) => text,
             Err(diagnostic) => {
                 self.report(&diagnostic);
@@ -348,6 +367,9 @@ impl Interpreter {
     }
 
     pub fn report(&mut self, diagnostic: &Diagnostic) {
+        if diagnostic.is_error() {
+            self.errors_reported += 1;
+        }
         self.out.diagnostic(&self.sources, diagnostic);
     }
 

@@ -108,7 +108,7 @@ impl Interpreter {
     /// Runs a script in its own module, as `tsl FILE` would, then makes its globals (those
     /// defined before any error) visible in the session.
     pub fn load_file(&mut self, path: &Path) -> Evaluated {
-        let text = match module::read_source(path) {
+        let text = match self.read_source(path) {
             Ok(text) => text,
             Err(diagnostic) => {
                 self.report(&diagnostic);

@@ -11,6 +11,28 @@ use logos::Logos;
 use crate::diag::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 
+/// The keywords of spec §2: the words the lexer never reads as identifiers. The REPL and the
+/// language server complete them, and the editor grammars highlight exactly these.
+pub const KEYWORDS: &[&str] = &[
+    "fn",
+    "let",
+    "if",
+    "else",
+    "for",
+    "in",
+    "return",
+    "check",
+    "check_size",
+    "use",
+    "as",
+    "and",
+    "or",
+    "not",
+    "true",
+    "false",
+    "none",
+];
+
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
 #[logos(skip r"[ \t\r\x0c]+")]
 #[logos(skip(r"#[^\n]*", allow_greedy = true))]
@@ -347,6 +369,25 @@ mod tests {
                 other => other.describe().trim_matches('`').to_string(),
             })
             .collect()
+    }
+
+    #[test]
+    fn every_keyword_is_a_token_of_its_own() {
+        for keyword in KEYWORDS {
+            let tokens: Vec<_> = Tok::lexer(keyword).collect();
+            assert_eq!(tokens.len(), 1, "{keyword}");
+            let token = tokens[0].expect("a keyword lexes");
+            assert!(!matches!(token, Tok::Ident(_)), "{keyword} lexes as a name");
+            assert_eq!(token.text(), *keyword);
+        }
+    }
+
+    #[test]
+    fn words_that_are_not_keywords_are_names() {
+        for word in ["function", "while", "self", "check_sizes", "Let", "lets"] {
+            let tokens: Vec<_> = Tok::lexer(word).collect();
+            assert!(matches!(tokens[..], [Ok(Tok::Ident(_))]), "{word}");
+        }
     }
 
     #[test]

@@ -4,5 +4,7 @@ pub mod ast;
 pub mod hints;
 pub mod lexer;
 pub mod parser;
+pub mod visit;
 
+pub use lexer::KEYWORDS;
 pub use parser::{Parsed, parse};

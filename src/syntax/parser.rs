@@ -10,7 +10,7 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 
 use super::ast::{
     Arg, BinaryOp, Block, DimAnn, Expr, ExprKind, Ident, MAX_NESTING, Program, Stmt, StmtKind,
-    StrPart, TypeAnn, TypeKind, UnaryOp,
+    StrPart, Target, TypeAnn, TypeKind, UnaryOp,
 };
 use super::hints;
 use super::lexer::{Tok, tokenize};
@@ -412,7 +412,58 @@ impl<'input> ParseCtx<'input> {
         end: usize,
     ) -> Stmt {
         self.report(&recovery.error, self.text.len());
-        Stmt::new(StmtKind::Error, self.span(start, end))
+        let span = self.span(start, end);
+        match self.recovered_let(start, end) {
+            Some(target) => Stmt::new(StmtKind::Let(target, Expr::error(span)), span),
+            None => Stmt::new(StmtKind::Error, span),
+        }
+    }
+
+    /// The target of a `let` whose value did not parse (`let y = x +`): the statement keeps
+    /// defining its names, so the code after it is checked without a cascade of unknown names.
+    fn recovered_let(&self, start: usize, end: usize) -> Option<Target> {
+        let text = self.text.get(start..end)?;
+        let mut tokens = logos::Logos::lexer(text)
+            .spanned()
+            .filter_map(|(token, range)| Some((token.ok()?, range)))
+            .map(|(token, range): (Tok<'_>, _)| {
+                let ident = |name: &str| Ident {
+                    name: name.into(),
+                    span: self.span(start + range.start, start + range.end),
+                };
+                match token {
+                    Tok::Ident(name) => (token, Some(ident(name))),
+                    _ => (token, None),
+                }
+            });
+        if !matches!(tokens.next()?, (Tok::Let, _)) {
+            return None;
+        }
+        let target = match tokens.next()? {
+            (Tok::Ident(_), Some(name)) => Target::Name(name),
+            (Tok::LBracket, _) => {
+                let mut names = Vec::new();
+                let mut rest = None;
+                loop {
+                    match tokens.next()? {
+                        (Tok::Ident(_), Some(name)) => names.push(name),
+                        (Tok::Ellipsis, _) => match tokens.next()? {
+                            (Tok::Ident(_), name) => rest = name,
+                            _ => return None,
+                        },
+                        (Tok::Comma, _) => {}
+                        (Tok::RBracket, _) => break,
+                        _ => return None,
+                    }
+                }
+                let span = names
+                    .first()
+                    .map_or(self.span(start, end), |first| first.span);
+                Target::List { names, rest, span }
+            }
+            _ => return None,
+        };
+        matches!(tokens.next()?, (Tok::Assign, _)).then_some(target)
     }
 
     fn report(&self, error: &ParseError<usize, Tok<'input>, ()>, text_end: usize) {

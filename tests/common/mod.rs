@@ -122,6 +122,13 @@ pub fn check_file(path: &Path) -> Run {
     })
 }
 
+/// Runs `tsl check` on source text named `name`, capturing what it reports.
+pub fn check_source(name: &str, text: &str) -> Run {
+    run_with(Options::default(), |interpreter| {
+        tsl::check::check_source(interpreter, name, None, text.to_string()).status
+    })
+}
+
 /// Runs source text as a script named `name`.
 pub fn run_source(name: &str, text: &str, options: Options) -> Run {
     run_with(options, |interpreter| {
