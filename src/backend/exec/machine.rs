@@ -127,7 +127,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                 }
                 NodeKind::Cond { .. } => {
                     let outputs = self.cond(plan, step, &mut slots, node)?;
-                    self.bind(node, &outputs);
+                    self.bind(node, &outputs)?;
                     for (offset, output) in outputs.into_iter().enumerate() {
                         slots[step.slot + offset] = Some(output);
                     }
@@ -160,7 +160,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             operands.push(self.operand(plan, slots, arg, *take, node)?);
         }
         let outputs = self.run_op(&plan.graph.name, op, operands, node)?;
-        self.bind(node, &outputs);
+        self.bind(node, &outputs)?;
         debug_check_outputs(self, &plan.graph, node, &outputs);
         for (offset, output) in outputs.into_iter().enumerate() {
             slots[step.slot + offset] = Some(output);
@@ -330,17 +330,27 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         }
     }
 
-    /// Binds the symbols `node` defines from the sizes of its outputs.
-    fn bind(&mut self, node: &Node, outputs: &[D::Tensor]) {
+    /// Binds the symbols `node` defines from the sizes or values of its outputs.
+    fn bind(&mut self, node: &Node, outputs: &[D::Tensor]) -> Result<()> {
         for (symbol, source) in &node.binds {
-            if let BindSource::Dim { output, dim } = *source {
-                let size = outputs
+            let value = match *source {
+                BindSource::Dim { output, dim } => outputs
                     .get(output)
                     .and_then(|tensor| self.device.shape(tensor).get(dim).copied())
-                    .unwrap_or_default();
-                self.set(*symbol, size as i64);
-            }
+                    .unwrap_or_default() as i64,
+                BindSource::Value { output } => match outputs.get(output) {
+                    Some(tensor) => self
+                        .device
+                        .element(tensor)
+                        .map_err(|error| kernel(&error, node))?
+                        .as_i64(),
+                    None => 0,
+                },
+                BindSource::Element => continue,
+            };
+            self.set(*symbol, value);
         }
+        Ok(())
     }
 
     pub(super) fn int(&self, graph: &Graph, dim: Dim, node: &Node) -> Result<i64> {
