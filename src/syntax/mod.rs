@@ -2,6 +2,7 @@
 
 pub mod ast;
 pub mod lexer;
+mod nesting;
 pub mod parser;
 
 pub use parser::{Parsed, parse};
