@@ -10,8 +10,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::diag::Severity;
+use crate::diag::{Diagnostic, Severity};
 use crate::eval::{Interpreter, STD_MODULES, Status, global_names};
+use crate::source::FileId;
 use crate::syntax::ast::{UseDecl, UseTarget};
 use names::Members;
 
@@ -25,10 +26,7 @@ pub fn check_file(interpreter: &mut Interpreter, path: &Path) -> Status {
     let mut modules = |decl: &UseDecl| module_members(decl, base.as_deref());
     let globals = names::globals(&program, &mut modules);
     let builtins: HashSet<&str> = global_names().collect();
-    for diagnostic in names::check(&program, &globals, &|name| builtins.contains(name)) {
-        failed |= diagnostic.is_error();
-        interpreter.report(&diagnostic);
-    }
+    let mut found = names::check(&program, &globals, &|name| builtins.contains(name));
     for function in module.compiled_functions() {
         if let Some(mut unannotated) = Interpreter::unannotated_parameter(&function) {
             // Valid code: the function is traced when it is called, just not here.
@@ -38,19 +36,47 @@ pub fn check_file(interpreter: &mut Interpreter, path: &Path) -> Status {
                 function.name(),
                 unannotated.message
             );
-            interpreter.report(&unannotated);
+            found.push(unannotated);
             continue;
         }
         let (traced, notes) = interpreter.trace_from_annotations(&function);
-        for note in &notes {
-            interpreter.report(note);
-        }
+        found.extend(notes);
         if let Err(diagnostic) = traced {
-            failed |= diagnostic.severity == Severity::Error;
-            interpreter.report(&diagnostic);
+            found.push(*diagnostic);
         }
     }
+    for diagnostic in in_source_order(found, module.file) {
+        failed |= diagnostic.is_error();
+        interpreter.report(&diagnostic);
+    }
     if failed { Status::Failed } else { Status::Ok }
+}
+
+/// Each problem once (the static name check and a trace may both find an unknown name), in
+/// the order of the lines of `file` they are reported at: their own span there, or the call
+/// in `file` that led into another module. Problems elsewhere keep their order, after.
+fn in_source_order(found: Vec<Diagnostic>, file: FileId) -> Vec<Diagnostic> {
+    let mut unique: Vec<Diagnostic> = Vec::with_capacity(found.len());
+    for diagnostic in found {
+        let repeated = unique.iter().any(|seen| {
+            seen.code == diagnostic.code
+                && seen.span == diagnostic.span
+                && seen.message == diagnostic.message
+        });
+        if !repeated {
+            unique.push(diagnostic);
+        }
+    }
+    let position = |diagnostic: &Diagnostic| {
+        diagnostic
+            .span
+            .into_iter()
+            .chain(diagnostic.trace.iter().map(|frame| frame.call_site))
+            .find(|span| span.file == file)
+            .map_or(u32::MAX, |span| span.start)
+    };
+    unique.sort_by_key(position);
+    unique
 }
 
 /// The members of a used module, read from its source without running it.
