@@ -17,6 +17,9 @@ use tsl::source::SourceMap;
 
 const BASE: usize = 12_000;
 
+/// Builds an input of about the given size.
+type Build = fn(usize) -> String;
+
 fn deep(size: usize) -> String {
     let depth = (size - 12) / 2;
     format!("let x = {}1 +{}\n", "(".repeat(depth), ")".repeat(depth))
@@ -53,8 +56,7 @@ fn report(text: &str) -> usize {
 }
 
 fn syntax_errors(c: &mut Criterion) {
-    let families: [(&str, fn(usize) -> String); 3] =
-        [("deep", deep), ("wide", wide), ("many", many)];
+    let families: [(&str, Build); 3] = [("deep", deep), ("wide", wide), ("many", many)];
     for (name, build) in families {
         let mut group = c.benchmark_group(format!("syntax_errors/{name}"));
         group.sample_size(10);

@@ -40,7 +40,7 @@ pub fn too_deep(span: Span) -> Diagnostic {
 
 /// Replaces every part of `tokens` nested deeper than [`MAX_NESTING`] (see the module doc).
 /// `text_end` is the byte offset where the text ends.
-pub fn limit<'a>(tokens: Vec<Spanned<'a>>, file: FileId, text_end: usize) -> Limited<'a> {
+pub fn limit(tokens: Vec<Spanned<'_>>, file: FileId, text_end: usize) -> Limited<'_> {
     let mut walk = Walk {
         input: tokens,
         output: Vec::new(),
@@ -212,13 +212,20 @@ impl<'a> Walk<'a> {
         let mut stop = index;
         while let Some(token) = self.input.get(stop) {
             match token.1 {
-                Tok::LParen | Tok::LBracket => depth += 1,
-                Tok::RParen | Tok::RBracket | Tok::RBrace if depth == 0 => break,
-                Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
-                Tok::Comma | Tok::Sep | Tok::Colon | Tok::Assign | Tok::LBrace if depth == 0 => {
+                Tok::Comma
+                | Tok::Sep
+                | Tok::Colon
+                | Tok::Assign
+                | Tok::LBrace
+                | Tok::RParen
+                | Tok::RBracket
+                | Tok::RBrace
+                    if depth == 0 =>
+                {
                     break;
                 }
-                Tok::LBrace => depth += 1,
+                Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
                 _ => {}
             }
             stop += 1;

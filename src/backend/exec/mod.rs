@@ -40,6 +40,18 @@ pub trait Device {
     -> Result<Vec<Self::Tensor>, KernelError>;
     /// The element of a one-element tensor.
     fn element(&mut self, tensor: &Self::Tensor) -> Result<Scalar, KernelError>;
+    /// Fails when the results of `op` on `operands` (each a dtype and an element count, as
+    /// its node predicts them) cannot be allocated now (see `cpu::memory`); asked before
+    /// each op runs.
+    fn reserve(
+        &mut self,
+        op: &Op,
+        operands: &[Self::Tensor],
+        results: &[(DType, u64)],
+    ) -> Result<(), KernelError> {
+        let _ = (op, operands, results);
+        Ok(())
+    }
 }
 
 /// What a run returns: the graph's output with tensors on the device.
@@ -122,6 +134,7 @@ impl<D: Device> Machine<'_, D> {
                     for (arg, take) in node.args.iter().zip(&step.take) {
                         operands.push(self.operand(plan, &mut slots, arg, *take, node)?);
                     }
+                    self.reserve(&plan.graph, op, &operands, node)?;
                     let outputs = self.run_op(&plan.graph.name, op, operands, node)?;
                     self.bind(node, &outputs);
                     debug_check_outputs(self, &plan.graph, node, &outputs);
@@ -229,6 +242,37 @@ impl<D: Device> Machine<'_, D> {
             });
         }
         Ok(outputs)
+    }
+
+    /// Asks the device for the memory of `node`'s results (a result whose size is not
+    /// known before it runs counts as empty).
+    fn reserve(
+        &mut self,
+        graph: &Graph,
+        op: &Op,
+        operands: &[D::Tensor],
+        node: &Node,
+    ) -> Result<()> {
+        let results: Vec<(DType, u64)> = node
+            .outputs
+            .iter()
+            .map(|meta| {
+                let numel = meta.shape.iter().try_fold(1u64, |count, dim| {
+                    let size = match *dim {
+                        Dim::Known(size) => size,
+                        Dim::Sym(expr) => graph
+                            .env
+                            .eval_int(expr, &|symbol| self.value(symbol))
+                            .ok()?,
+                    };
+                    Some(count.saturating_mul(u64::try_from(size).ok()?))
+                });
+                (meta.dtype, numel.unwrap_or(0))
+            })
+            .collect();
+        self.device
+            .reserve(op, operands, &results)
+            .map_err(|error| kernel(&error, node))
     }
 
     fn bytes(&self, tensor: &D::Tensor) -> usize {
