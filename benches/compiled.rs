@@ -74,7 +74,10 @@ fn calls(c: &mut Criterion) {
     });
     group.bench_function("affine kernels alone (mul, add), 4 f32", |b| {
         let data = match &x {
-            Value::Tensor(tensor) => tensor.real().cloned().expect("concrete"),
+            Value::Tensor(tensor) => tensor
+                .real()
+                .and_then(|data| data.to_host().ok())
+                .expect("concrete"),
             _ => unreachable!("x is a tensor"),
         };
         let mut rng = ChaCha8Rng::seed_from_u64(0);

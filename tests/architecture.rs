@@ -97,6 +97,20 @@ fn backend_never_imports_the_interpreter_or_syntax() {
 }
 
 #[test]
+fn the_executor_and_the_interpreter_reach_kernels_only_through_the_device_trait() {
+    // Eager code and compiled graphs run every operation through `backend::Dispatch` (an
+    // executor `Device`); neither names a device's kernels, so each runs on every device.
+    let forbidden = ["backend::cpu", "cpu::", "backend::gpu", "gpu::"];
+    let mut found = violations("eval", &forbidden);
+    found.extend(
+        violations("backend/exec", &forbidden)
+            .into_iter()
+            .filter(|line| !line.contains("exec/tests.rs")),
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+#[test]
 fn only_the_renderer_imports_ariadne() {
     let users: Vec<String> = rust_files(&src())
         .into_iter()

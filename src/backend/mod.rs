@@ -1,4 +1,17 @@
 //! Backends that execute tensor operations.
+//!
+//! - `error`: the error every device's kernels return, and the allocation limit;
+//! - `host`: tensors in host memory;
+//! - `cpu`: the CPU device (ndarray kernels);
+//! - `exec`: the graph executor, which reaches kernels only through its `Device` trait;
+//! - `dispatch`: the session's device ([`Target`]) and the tensors it holds ([`Tensor`]):
+//!   eager code and compiled graphs both run through it.
 
 pub mod cpu;
+mod dispatch;
+pub mod error;
 pub mod exec;
+pub mod host;
+
+pub use dispatch::{Dispatch, Target, Tensor};
+pub use error::{KernelError, MAX_ELEMENTS, format_shape};

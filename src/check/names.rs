@@ -445,7 +445,9 @@ impl Resolver<'_> {
         }
         let mut diagnostic =
             Diagnostic::error(Code::NameError, span, format!("`{name}` is not defined"));
-        if let Some(close) = crate::eval::suggest(name, candidates) {
+        if let Some(help) = crate::syntax::hints::name(name) {
+            diagnostic = diagnostic.with_help(help);
+        } else if let Some(close) = crate::eval::suggest(name, candidates) {
             diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
         }
         self.diagnostics.push(diagnostic);

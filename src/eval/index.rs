@@ -3,7 +3,7 @@
 use super::tensor::Operand;
 use super::value::{TensorValue, Value};
 use super::{Interpreter, error};
-use crate::backend::cpu;
+use crate::backend::host;
 use crate::diag::{Code, Result};
 use crate::dtype::DType;
 use crate::graph::op::{IndexSpec, Op};
@@ -241,7 +241,7 @@ impl Interpreter {
                 .into()),
             })
             .collect::<Result<Vec<_>>>()?;
-        let tensor = cpu::from_elements(&[positions.len()], &positions, Some(DType::I64))
+        let tensor = host::from_elements(&[positions.len()], &positions, Some(DType::I64))
             .map_err(|e| super::tensor::kernel_error(&e, at))?;
         Ok(TensorValue::new(tensor))
     }

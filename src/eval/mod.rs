@@ -180,6 +180,8 @@ pub struct Interpreter {
     unoptimized: Vec<crate::graph::ir::Graph>,
     /// Kernel and function times of compiled runs, when `Options::profile` is set.
     profile: Option<crate::backend::exec::Profile>,
+    /// The device eager code and compiled graphs run on.
+    target: crate::backend::Target,
     /// The expression or statement evaluated last: where an internal error is reported.
     position: Option<Span>,
     /// How deeply evaluations may nest on this thread's stack.
@@ -211,6 +213,7 @@ impl Interpreter {
             call_sites: Vec::new(),
             unoptimized: Vec::new(),
             profile: options.profile.then(Default::default),
+            target: crate::backend::Target::default(),
             position: None,
             max_eval_depth: limits::eval_depth(),
             options,

@@ -1,4 +1,5 @@
-//! Applying a tensor operation: the shared shape rule first, then the CPU kernel.
+//! Applying a tensor operation: the shared shape rule first, then the kernel of the session's
+//! device (through `backend::Dispatch`, the path compiled graphs take too).
 //!
 //! Running the rule before every eager kernel means eager code reports exactly the errors
 //! traced code will, and (in debug builds) that every rule's predicted shape is checked
@@ -6,7 +7,8 @@
 
 use super::value::{TensorValue, Value};
 use super::{Interpreter, error};
-use crate::backend::cpu::{self, KernelError};
+use crate::backend::exec::Device;
+use crate::backend::{self, Dispatch, KernelError, host};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::Scalar;
 use crate::graph::op::{IndexSpec, Op};
@@ -40,10 +42,10 @@ impl Operand {
         }
     }
 
-    fn into_tensor(self) -> cpu::Tensor {
+    fn into_tensor(self) -> backend::Tensor {
         match self {
             Operand::Tensor(tensor) => tensor.into_data(),
-            Operand::Scalar(scalar) => cpu::Tensor::scalar(scalar),
+            Operand::Scalar(scalar) => backend::Tensor::Host(host::Tensor::scalar(scalar)),
             Operand::SymInt(_) => unreachable!("symbolic operands are traced, never computed"),
         }
     }
@@ -74,15 +76,52 @@ impl Interpreter {
         let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
         let predicted =
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
-        let inputs: Vec<cpu::Tensor> = operands.into_iter().map(Operand::into_tensor).collect();
-        let results = cpu::memory::result_sizes(&predicted);
-        cpu::memory::reserve_for(&op, &inputs, &results).map_err(|e| kernel_error(&e, span))?;
-        let outputs = cpu::run(&op, inputs, &mut self.rng).map_err(|e| kernel_error(&e, span))?;
+        let inputs: Vec<backend::Tensor> = operands.into_iter().map(Operand::into_tensor).collect();
+        let results = crate::backend::cpu::memory::result_sizes(&predicted);
+        let mut dispatch = self.dispatch();
+        dispatch
+            .reserve(&op, &inputs, &results)
+            .map_err(|e| kernel_error(&e, span))?;
+        let outputs = dispatch
+            .run_now(&op, inputs)
+            .map_err(|e| kernel_error(&e, span))?;
         debug_assert!(
             agrees(&predicted, &outputs),
             "the shape rule of {op:?} predicted {predicted:?}"
         );
         Ok(outputs.into_iter().map(TensorValue::new).collect())
+    }
+
+    /// The session's device, through which every operation runs.
+    pub(super) fn dispatch(&mut self) -> Dispatch<'_> {
+        Dispatch {
+            target: &mut self.target,
+            rng: &mut self.rng,
+        }
+    }
+
+    /// The data of a concrete tensor in host memory (`None` for a traced tensor); reading it
+    /// waits for the device that computes it.
+    pub(super) fn host_data(
+        &mut self,
+        tensor: &TensorValue,
+        span: Span,
+    ) -> Result<Option<host::Tensor>> {
+        match tensor.real() {
+            Some(data) => data.to_host().map(Some).map_err(|e| kernel_error(&e, span)),
+            None => Ok(None),
+        }
+    }
+
+    /// A concrete tensor on the session's device, for a compiled graph to take.
+    pub(super) fn resident(&mut self, tensor: &TensorValue, span: Span) -> Result<backend::Tensor> {
+        let data = tensor.real().ok_or_else(|| {
+            Box::new(Diagnostic::internal(
+                span,
+                "a traced tensor reached a compiled run",
+            ))
+        })?;
+        Ok(data.clone())
     }
 
     /// [`Interpreter::apply`] for an operation with one output, as a value.
@@ -99,7 +138,7 @@ impl Interpreter {
     /// `item()`: the element of a one-element tensor as a host value (symbolic while
     /// tracing).
     pub(super) fn tensor_item(&mut self, tensor: &TensorValue, span: Span) -> Result<Value> {
-        let Some(data) = tensor.real() else {
+        let Some(data) = self.host_data(tensor, span)? else {
             return self.trace_item(tensor, span);
         };
         match data.to_scalar() {
@@ -121,7 +160,7 @@ impl Interpreter {
         span: Span,
         context: &str,
     ) -> Result<bool> {
-        let Some(data) = tensor.real() else {
+        let Some(data) = self.host_data(tensor, span)? else {
             return Err(self.tensor_data_guard(span, context));
         };
         match data.to_scalar() {
@@ -218,7 +257,7 @@ fn small_constant(op: &Op, operands: &[Operand]) -> bool {
 
 /// Whether the kernel's outputs have the dtypes and sizes the rule predicted (sizes the rule
 /// could not know, such as `nonzero()`'s row count, match anything).
-fn agrees(predicted: &[Meta], outputs: &[cpu::Tensor]) -> bool {
+fn agrees(predicted: &[Meta], outputs: &[backend::Tensor]) -> bool {
     predicted.len() == outputs.len()
         && predicted.iter().zip(outputs).all(|(meta, tensor)| {
             meta.dtype == tensor.dtype()

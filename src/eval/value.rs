@@ -6,7 +6,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::builtins::Builtin;
-use crate::backend::cpu;
+use crate::backend::{self, host};
 use crate::dtype::{DType, format_f64};
 use crate::graph::ir::{Template, ValueRef};
 use crate::graph::shape::{Dim, Meta};
@@ -110,13 +110,13 @@ struct TensorCell {
 }
 
 enum TensorData {
-    Real(cpu::Tensor),
+    Real(backend::Tensor),
     Fake { value: ValueRef, meta: Meta },
 }
 
 impl TensorValue {
-    pub fn new(data: cpu::Tensor) -> TensorValue {
-        TensorValue::with(TensorData::Real(data))
+    pub fn new(data: impl Into<backend::Tensor>) -> TensorValue {
+        TensorValue::with(TensorData::Real(data.into()))
     }
 
     /// A tensor of the graph being traced.
@@ -132,7 +132,7 @@ impl TensorValue {
     }
 
     /// The concrete data; `None` for a traced tensor.
-    pub fn real(&self) -> Option<&cpu::Tensor> {
+    pub fn real(&self) -> Option<&backend::Tensor> {
         match &self.0.data {
             TensorData::Real(tensor) => Some(tensor),
             TensorData::Fake { .. } => None,
@@ -153,7 +153,7 @@ impl TensorValue {
 
     /// The concrete data, without copying the reference when this value is its only holder
     /// (so a kernel may reuse the buffer). Only for concrete tensors.
-    pub fn into_data(self) -> cpu::Tensor {
+    pub fn into_data(self) -> backend::Tensor {
         match Rc::try_unwrap(self.0) {
             Ok(TensorCell {
                 data: TensorData::Real(tensor),
@@ -358,7 +358,10 @@ fn write_repr(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
             f.write_str("]")
         }
         Value::Tensor(tensor) => match tensor.real() {
-            Some(data) => f.write_str(&cpu::format_tensor(data)),
+            Some(data) => match data.to_host() {
+                Ok(host) => f.write_str(&host::format_tensor(&host)),
+                Err(error) => write!(f, "<tensor unavailable: {error}>"),
+            },
             None => write!(f, "<traced tensor {}>", tensor.meta()),
         },
         Value::Function(function) => write!(f, "<fn {}>", function.qualified_name()),

@@ -46,7 +46,8 @@ impl Device for Cpu<'_> {
         operands: &[Tensor],
         results: &[(DType, u64)],
     ) -> Result<(), KernelError> {
-        super::memory::reserve_for(op, operands, results)
+        let operands: Vec<&Tensor> = operands.iter().collect();
+        super::memory::reserve_for(op, &operands, results)
     }
 
     fn element(&mut self, tensor: &Tensor) -> Result<Scalar, KernelError> {

@@ -92,7 +92,7 @@ fn results_of(op: &Op) -> Results {
 
 /// Reserves the results of `op` (each a dtype and an element count) before it runs on
 /// `operands`; see the module doc for what is not reserved.
-pub fn reserve_for(op: &Op, operands: &[Tensor], results: &[(DType, u64)]) -> Result<()> {
+pub fn reserve_for(op: &Op, operands: &[&Tensor], results: &[(DType, u64)]) -> Result<()> {
     if !needs_buffers(op, operands, results) {
         return Ok(());
     }
@@ -104,7 +104,7 @@ pub fn reserve_for(op: &Op, operands: &[Tensor], results: &[(DType, u64)]) -> Re
 }
 
 /// Whether `op` on `operands` allocates new buffers for `results`.
-fn needs_buffers(op: &Op, operands: &[Tensor], results: &[(DType, u64)]) -> bool {
+fn needs_buffers(op: &Op, operands: &[&Tensor], results: &[(DType, u64)]) -> bool {
     let first = operands.first();
     match results_of(op) {
         Results::Views => false,
@@ -143,25 +143,6 @@ pub fn tensor_bytes(dtype: DType, numel: u64) -> u64 {
     numel.saturating_mul(dtype.size_of() as u64)
 }
 
-/// `bytes` for people: `8000000000 bytes (7.5 GiB)`.
-pub fn describe_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = "";
-    for next in UNITS {
-        if value < 1024.0 {
-            break;
-        }
-        value /= 1024.0;
-        unit = next;
-    }
-    if unit.is_empty() {
-        format!("{bytes} bytes")
-    } else {
-        format!("{bytes} bytes ({value:.1} {unit})")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,51 +174,54 @@ mod tests {
         let four = [(DType::F32, 4)];
         let add = Op::Binary(BinaryOp::Add);
         // A temporary nobody else holds receives the result.
-        assert!(!needs_buffers(&add, &[floats(4), floats(1)], &four));
+        assert!(!needs_buffers(&add, &[&floats(4), &floats(1)], &four));
         // A shared operand must not be overwritten: the result needs its own buffer.
         let shared = floats(4);
         let holder = shared.clone();
-        assert!(needs_buffers(&add, &[shared, floats(1)], &four));
+        assert!(needs_buffers(&add, &[&shared, &floats(1)], &four));
         drop(holder);
         // Broadcasting to a larger result, or changing the dtype, needs a new buffer.
-        assert!(needs_buffers(&add, &[floats(1), floats(1)], &four));
+        assert!(needs_buffers(&add, &[&floats(1), &floats(1)], &four));
         assert!(needs_buffers(
             &Op::Cast(DType::I64),
-            &[floats(4)],
+            &[&floats(4)],
             &[(DType::I64, 4)]
         ));
         assert!(!needs_buffers(
             &Op::Unary(UnaryOp::Neg),
-            &[floats(4)],
+            &[&floats(4)],
             &four
         ));
         // Views and same-size expands share; a real expand, matmul, cat allocate.
         assert!(!needs_buffers(
             &Op::Permute { dims: vec![0] },
-            &[floats(4)],
+            &[&floats(4)],
             &four
         ));
         let to_four = Op::Expand {
             shape: vec![crate::graph::shape::Dim::Known(4)],
         };
-        assert!(!needs_buffers(&to_four, &[floats(4)], &four));
-        assert!(needs_buffers(&to_four, &[floats(1)], &four));
+        assert!(!needs_buffers(&to_four, &[&floats(4)], &four));
+        assert!(needs_buffers(&to_four, &[&floats(1)], &four));
         assert!(needs_buffers(
             &Op::MatMul,
-            &[floats(4), floats(4)],
+            &[&floats(4), &floats(4)],
             &[(DType::F32, 1)]
         ));
         assert!(needs_buffers(
             &Op::Cat { dim: 0 },
-            &[floats(2), floats(2)],
+            &[&floats(2), &floats(2)],
             &four
         ));
     }
 
     #[test]
     fn sizes_read_well() {
-        assert_eq!(describe_bytes(512), "512 bytes");
-        assert_eq!(describe_bytes(3 << 20), "3145728 bytes (3.0 MiB)");
+        assert_eq!(crate::backend::error::describe_bytes(512), "512 bytes");
+        assert_eq!(
+            crate::backend::error::describe_bytes(3 << 20),
+            "3145728 bytes (3.0 MiB)"
+        );
         assert_eq!(tensor_bytes(DType::F32, 10), 40);
         assert_eq!(tensor_bytes(DType::I64, u64::MAX), u64::MAX);
     }

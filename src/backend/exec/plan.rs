@@ -1,8 +1,9 @@
 //! A graph prepared for repeated runs: where each value lives, when each value is used for
-//! the last time, and the plans of `cond` branches. Built once per compiled graph, so a run
-//! does no analysis of its own.
+//! the last time, the plans of `cond` branches, and each node's site (its place in program
+//! order). Built once per compiled graph, so a run does no analysis of its own.
 
-use crate::graph::ir::{Arg, ArgumentPath, Graph, NodeKind, Part, ValueRef};
+use super::Site;
+use crate::graph::ir::{Arg, ArgumentPath, Graph, Node, NodeKind, Part, ValueRef};
 
 /// A graph with its run-time layout.
 #[derive(Debug)]
@@ -14,6 +15,8 @@ pub struct Plan {
     inputs: Vec<ArgumentPath>,
     /// One more than the highest symbol index of the graph and its branches.
     symbol_count: usize,
+    /// One past the last site of the graph and its branches.
+    site_end: u32,
 }
 
 /// How one node runs.
@@ -33,10 +36,20 @@ pub(super) struct Step {
     pub symbolic: bool,
     /// The plans of a `cond` node's branches.
     pub branches: Option<Box<[Plan; 2]>>,
+    /// The node's place in program order: sites number the nodes of a graph and of its
+    /// branches in one pre-order walk, so an earlier site is an earlier operation of the
+    /// program even across branches. A device that defers failures reports the earliest.
+    pub site: Site,
 }
 
 impl Plan {
     pub fn new(graph: Graph) -> Plan {
+        Plan::starting_at(graph, 0)
+    }
+
+    /// The plan of `graph`, its first node at site `first_site`.
+    fn starting_at(graph: Graph, first_site: u32) -> Plan {
+        let mut next_site = first_site;
         let mut first_slot = Vec::with_capacity(graph.nodes.len());
         let mut slot_count = 0;
         for node in &graph.nodes {
@@ -69,6 +82,8 @@ impl Plan {
             let first = first_slot[index];
             release.extend((first..first + node.outputs.len()).filter(|s| last_use[*s].is_none()));
             let input = inputs.len();
+            let site = Site(next_site);
+            next_site += 1;
             let (symbolic, branches) = match &node.kind {
                 NodeKind::Input { path, .. } => {
                     inputs.push(path.clone());
@@ -79,11 +94,10 @@ impl Plan {
                     then_branch,
                     else_branch,
                 } => {
-                    let plans = [
-                        Plan::new((**then_branch).clone()),
-                        Plan::new((**else_branch).clone()),
-                    ];
-                    (false, Some(Box::new(plans)))
+                    let then_plan = Plan::starting_at((**then_branch).clone(), next_site);
+                    let else_plan = Plan::starting_at((**else_branch).clone(), then_plan.site_end);
+                    next_site = else_plan.site_end;
+                    (false, Some(Box::new([then_plan, else_plan])))
                 }
                 _ => (false, None),
             };
@@ -94,6 +108,7 @@ impl Plan {
                 release,
                 symbolic,
                 branches,
+                site,
             });
         }
         let symbol_count = steps
@@ -107,7 +122,19 @@ impl Plan {
             slot_count,
             inputs,
             symbol_count,
+            site_end: next_site,
         }
+    }
+
+    /// The node at `site` with the plan it belongs to (this one or a branch's).
+    pub fn node_at(&self, site: Site) -> Option<(&Plan, &Node)> {
+        let index = self.steps.partition_point(|step| step.site <= site);
+        let step = self.steps.get(index.checked_sub(1)?)?;
+        if step.site == site {
+            return Some((self, self.graph.nodes.get(index - 1)?));
+        }
+        let branches = step.branches.as_ref()?;
+        branches.iter().find_map(|branch| branch.node_at(site))
     }
 
     pub fn graph(&self) -> &Graph {

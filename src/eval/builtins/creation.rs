@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::backend::cpu;
+use crate::backend::host;
 use crate::diag::{Code, Result};
 use crate::dtype::{DType, Scalar};
 use crate::eval::args::{Bound, CallArgs, scalar_of};
@@ -30,7 +30,7 @@ pub fn tensor(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let mut leaf_depth = None;
     collect(data, 0, &mut shape, &mut leaf_depth, &mut elements, span)?;
     let tensor =
-        cpu::from_elements(&shape, &elements, dtype).map_err(|e| kernel_error(&e, span))?;
+        host::from_elements(&shape, &elements, dtype).map_err(|e| kernel_error(&e, span))?;
     Ok(Value::Tensor(TensorValue::new(tensor)))
 }
 
@@ -78,9 +78,10 @@ fn collect(
                 .try_for_each(|item| collect(item, depth + 1, shape, leaf_depth, elements, span))
         }
         Value::Tensor(tensor) if tensor.ndim() == 0 => {
-            let scalar = tensor
-                .real()
-                .and_then(cpu::Tensor::to_scalar)
+            let data = tensor.real().expect("tensor() runs on concrete values");
+            let host = data.to_host().map_err(|e| kernel_error(&e, span))?;
+            let scalar = host
+                .to_scalar()
                 .expect("a 0-d concrete tensor has one element");
             leaf(scalar, depth, shape, leaf_depth, elements).map_err(|()| ragged())
         }
@@ -138,7 +139,7 @@ fn stacked(interpreter: &mut Interpreter, data: &Value, span: Span) -> Result<Va
             })
             .collect::<Result<Vec<_>>>()?;
         if parts.is_empty() {
-            return Ok(Value::Tensor(TensorValue::new(cpu::Tensor::from(
+            return Ok(Value::Tensor(TensorValue::new(host::Tensor::from(
                 ndarray::ArrayD::<f32>::zeros(vec![0]),
             ))));
         }
@@ -256,7 +257,7 @@ pub fn load(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     refuse_while_tracing(interpreter, "load", args.span)?;
     let args = args.bind("load", &["path"])?;
     let path = data_path(interpreter, &args, 0)?;
-    let tensor = cpu::load(&path).map_err(|e| kernel_error(&e, args.span(0)))?;
+    let tensor = host::load(&path).map_err(|e| kernel_error(&e, args.span(0)))?;
     Ok(Value::Tensor(TensorValue::new(tensor)))
 }
 
@@ -265,8 +266,10 @@ pub fn save(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("save", &["x", "path"])?;
     let tensor = args.tensor(0)?;
     let path = data_path(interpreter, &args, 1)?;
-    let data = tensor.real().expect("eager tensors are concrete");
-    cpu::save(data, &path).map_err(|e| kernel_error(&e, args.span(1)))?;
+    let data = interpreter
+        .host_data(&tensor, args.span(0))?
+        .expect("eager tensors are concrete");
+    host::save(&data, &path).map_err(|e| kernel_error(&e, args.span(1)))?;
     Ok(Value::None)
 }
 

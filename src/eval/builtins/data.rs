@@ -31,11 +31,20 @@ pub fn item(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn tolist(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("tolist", &["x"])?;
     let tensor = args.tensor(0)?;
-    let Some(data) = tensor.real() else {
-        return interpreter.trace_tolist(&tensor, args.span);
+    tensor_list(interpreter, &tensor, args.span)
+}
+
+/// The elements of `tensor` as nested lists of host values (symbolic while tracing).
+pub fn tensor_list(
+    interpreter: &mut Interpreter,
+    tensor: &TensorValue,
+    span: crate::source::Span,
+) -> Result<Value> {
+    let Some(data) = interpreter.host_data(tensor, span)? else {
+        return interpreter.trace_tolist(tensor, span);
     };
-    check_list_values(data.shape(), limits::LIST_LENGTH, args.span)?;
-    crate::eval::operators::reserve_values(data.numel().saturating_mul(2), args.span)?;
+    check_list_values(data.shape(), limits::LIST_LENGTH, span)?;
+    crate::eval::operators::reserve_values(data.numel().saturating_mul(2), span)?;
     let elements: Vec<Value> = data.elements().map(scalar_value).collect();
     Ok(nest(data.shape(), &elements))
 }
@@ -108,7 +117,7 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
     let counts = match repeats {
         Value::Tensor(counts) => counts.clone(),
         Value::Int(count) => {
-            TensorValue::new(crate::backend::cpu::Tensor::scalar(Scalar::Int(*count)))
+            TensorValue::new(crate::backend::host::Tensor::scalar(Scalar::Int(*count)))
         }
         other => return Err(args.wrong(1, "an int or an i64 tensor", other)),
     };

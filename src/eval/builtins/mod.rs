@@ -149,6 +149,7 @@ static TABLE: &[Def] = &[
     def("cat", Function, shape::cat),
     def("stack", Function, shape::stack),
     def("split", Both, shape::split),
+    def("tensor_split", Both, shape::tensor_split),
     def("narrow", Both, shape::narrow),
     def("index_select", Both, shape::index_select),
     def("gather", Both, shape::gather),

@@ -7,12 +7,12 @@
 //! traced again; automatic dynamic makes every size or int that changed since the earlier
 //! calls symbolic in the new trace.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-use super::super::value::{Module, Value};
-use crate::backend::cpu;
+use super::super::value::{Module, TensorValue, Value};
 use crate::backend::exec::Plan;
 use crate::dtype::DType;
 use crate::graph::ir::{ArgumentPath, InputSource};
@@ -37,8 +37,13 @@ pub struct CompileCache {
 
 /// One compiled graph and the conditions under which it may run.
 pub struct Entry {
+    /// The graph as traced and optimised (what `:graph` shows and the conditions read).
     pub plan: Plan,
-    pub constants: Vec<cpu::Tensor>,
+    /// The graph as it runs on each device the entry ran on: fused by that device's policy.
+    prepared: RefCell<Vec<(&'static str, Rc<Plan>)>>,
+    /// The tensors the graph captured. Each keeps its copy on the device it last ran on, so
+    /// a constant crosses to a device once per entry, not once per call.
+    pub constants: Vec<TensorValue>,
     /// The argument structure, one pattern per parameter.
     patterns: Vec<Pattern>,
     /// The globals the trace read and what they were.
@@ -90,13 +95,12 @@ pub struct Bindings {
     numbers: Vec<i64>,
 }
 
-/// Why an entry did not match, as `TSL_LOG=recompiles` prints it.
-pub type Miss = String;
+pub use super::miss::{Cause, Miss};
 
 impl Entry {
     pub fn new(
         plan: Plan,
-        constants: Vec<cpu::Tensor>,
+        constants: Vec<TensorValue>,
         arguments: &[Value],
         globals: Vec<GlobalRead>,
         names: Rc<[String]>,
@@ -137,6 +141,7 @@ impl Entry {
         let guards = GuardSet::new(&graph.env);
         Entry {
             plan,
+            prepared: RefCell::new(Vec::new()),
             constants,
             patterns,
             globals,
@@ -144,6 +149,20 @@ impl Entry {
             guards,
             names,
         }
+    }
+
+    /// The plan prepared for `device` earlier, if any.
+    pub fn prepared(&self, device: &str) -> Option<Rc<Plan>> {
+        self.prepared
+            .borrow()
+            .iter()
+            .find(|(name, _)| *name == device)
+            .map(|(_, plan)| plan.clone())
+    }
+
+    /// Keeps the plan prepared for `device`.
+    pub fn keep_prepared(&self, device: &'static str, plan: Rc<Plan>) {
+        self.prepared.borrow_mut().push((device, plan));
     }
 
     /// The symbol values for `arguments` when every condition of the entry holds.
@@ -171,7 +190,12 @@ impl Entry {
             }
         }
         if let Some(read) = self.globals.iter().find(|read| !read.holds()) {
-            return Some(format!("the global {} changed", read.name));
+            return Some(Miss::new(
+                format!("the global {} changed", read.name),
+                Cause::Global {
+                    name: read.name.to_string(),
+                },
+            ));
         }
         let bindings = match self.bind(arguments) {
             Ok(bindings) => bindings,
@@ -188,10 +212,13 @@ impl Entry {
                 format!("{} = {value}", env.display(env.symbol_expr(*symbol)))
             })
             .collect();
-        Some(format!(
-            "{} failed ({})",
-            self.guards.describe(failed).unwrap_or("a guard"),
-            values.join(", ")
+        Some(Miss::new(
+            format!(
+                "{} failed ({})",
+                self.guards.describe(failed).unwrap_or("a guard"),
+                values.join(", ")
+            ),
+            Cause::Guard,
         ))
     }
 
@@ -229,8 +256,10 @@ impl Entry {
         let mut symbols = vec![0; self.plan.symbol_count()];
         let mut numbers = vec![0; self.guard_numbers()];
         for backed in &self.backed {
-            let value = read(arguments, &backed.source)
-                .ok_or_else(|| format!("{} is missing", self.describe(&backed.source)))?;
+            let value = read(arguments, &backed.source).ok_or_else(|| {
+                let reason = format!("{} is missing", self.describe(&backed.source));
+                Miss::new(reason, Cause::Guard)
+            })?;
             let slot = backed.symbol.index();
             if backed.repeat && symbols[slot] != value {
                 let first = self
@@ -239,9 +268,9 @@ impl Entry {
                     .find(|other| other.symbol == backed.symbol)
                     .expect("a repeated symbol has a first source");
                 let (a, b) = (self.describe(&first.source), self.describe(&backed.source));
-                return Err(format!(
-                    "{a} == {b} failed ({a} = {}, {b} = {value})",
-                    symbols[slot]
+                return Err(Miss::new(
+                    format!("{a} == {b} failed ({a} = {}, {b} = {value})", symbols[slot]),
+                    Cause::Guard,
                 ));
             }
             symbols[slot] = value;
@@ -438,9 +467,13 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
     if fits(pattern, value) {
         return None;
     }
-    let differs = |what: String, want: String, got: String| {
-        Some(format!("{what} == {want} failed ({what} = {got})"))
+    let differs = |what: String, want: String, got: String, cause: Cause| {
+        Some(Miss::new(
+            format!("{what} == {want} failed ({what} = {got})"),
+            cause,
+        ))
     };
+    let name_only = || name.to_string();
     match (pattern, value) {
         (Pattern::Tensor { dtype, sizes }, Value::Tensor(tensor)) => {
             if tensor.dtype() != *dtype {
@@ -448,6 +481,7 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                     format!("{name}.dtype"),
                     dtype.to_string(),
                     tensor.dtype().to_string(),
+                    Cause::Dtype { name: name_only() },
                 );
             }
             if tensor.ndim() != sizes.len() {
@@ -455,6 +489,7 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                     format!("{name}.ndim"),
                     sizes.len().to_string(),
                     tensor.ndim().to_string(),
+                    Cause::Rank { name: name_only() },
                 );
             }
             let (dim, want, got) =
@@ -471,17 +506,22 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                 format!("{name}.size({dim})"),
                 want.to_string(),
                 got.to_string(),
+                Cause::Specialised,
             )
         }
-        (Pattern::Int(Some(want)), Value::Int(got)) => {
-            differs(name.to_string(), want.to_string(), got.to_string())
-        }
+        (Pattern::Int(Some(want)), Value::Int(got)) => differs(
+            name.to_string(),
+            want.to_string(),
+            got.to_string(),
+            Cause::Specialised,
+        ),
         (Pattern::List(patterns), Value::List(items)) => {
             if patterns.len() != items.len() {
                 return differs(
                     format!("len({name})"),
                     patterns.len().to_string(),
                     items.len().to_string(),
+                    Cause::ListLength { name: name_only() },
                 );
             }
             patterns
@@ -492,15 +532,24 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                     misfit(pattern, item, &format!("{name}[{index}]"))
                 })
         }
-        (Pattern::Same(want), got) => Some(format!(
-            "{name} is {} as traced, got {}",
-            shown(want),
-            shown(got)
+        (Pattern::Same(want), got) if want.kind() == got.kind() => Some(Miss::new(
+            format!("{name} is {} as traced, got {}", shown(want), shown(got)),
+            Cause::Value {
+                name: name_only(),
+                kind: want.kind(),
+            },
         )),
-        (want, got) => Some(format!(
-            "{name} was {} when traced, got {}",
-            pattern_kind(want),
-            got.kind()
+        (Pattern::Same(want), got) => Some(Miss::new(
+            format!("{name} is {} as traced, got {}", shown(want), shown(got)),
+            Cause::Kind { name: name_only() },
+        )),
+        (want, got) => Some(Miss::new(
+            format!(
+                "{name} was {} when traced, got {}",
+                pattern_kind(want),
+                got.kind()
+            ),
+            Cause::Kind { name: name_only() },
         )),
     }
 }
@@ -594,11 +643,11 @@ pub fn backed_values(plan: &Plan, arguments: &[Value]) -> Option<Vec<i64>> {
 }
 
 /// The tensors a graph takes, in the order of its input nodes.
-pub fn input_tensors(plan: &Plan, arguments: &[Value]) -> Option<Vec<cpu::Tensor>> {
+pub fn input_tensors(plan: &Plan, arguments: &[Value]) -> Option<Vec<TensorValue>> {
     plan.inputs()
         .iter()
         .map(|path| match at(arguments, path)? {
-            Value::Tensor(tensor) => tensor.real().cloned(),
+            Value::Tensor(tensor) if !tensor.is_fake() => Some(tensor.clone()),
             _ => None,
         })
         .collect()

@@ -8,15 +8,17 @@
 //! calls whose inputs satisfy its guards run it without tracing.
 
 pub mod cache;
+mod miss;
 
 use std::rc::Rc;
 
-use self::cache::{Bindings, Entry, GlobalRead, RECOMPILE_LIMIT};
+use self::cache::{Bindings, Cause, Entry, GlobalRead, Miss, RECOMPILE_LIMIT};
 use super::Interpreter;
 use super::args::CallArgs;
 use super::trace::{TraceRequest, Tracer};
 use super::value::{Function, TensorValue, Value};
-use crate::backend::cpu;
+use crate::backend;
+use crate::backend::exec::Device as _;
 use crate::backend::exec::{self, Plan, RunValue};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::graph::ir::{Graph, Output};
@@ -83,19 +85,21 @@ impl Interpreter {
         )?;
         let constants = traced
             .constants
-            .iter()
-            .filter_map(|tensor| tensor.real().cloned())
+            .into_iter()
+            .filter(|tensor| !tensor.is_fake())
             .collect();
-        let graph = self.prepare(traced.graph, call_site)?;
         let entry = Rc::new(Entry::new(
-            Plan::new(graph),
+            Plan::new(traced.graph),
             constants,
             &arguments,
             traced.globals,
             parameter_names(function).into(),
         ));
         let Some(bindings) = entry.matches(&arguments) else {
-            let reason = entry.miss(&arguments).unwrap_or_default();
+            let reason = entry
+                .miss(&arguments)
+                .map(|miss| miss.reason)
+                .unwrap_or_default();
             return Err(internal(
                 call_site,
                 &format!(
@@ -113,11 +117,16 @@ impl Interpreter {
     }
 
     /// Past the recompile limit: a warning the first time, then eager runs.
-    fn give_up(&mut self, function: &Rc<Function>, reason: Option<String>, call_site: Span) {
+    fn give_up(&mut self, function: &Rc<Function>, reason: Option<Miss>, call_site: Span) {
         if std::mem::replace(&mut function.cache.borrow_mut().exhausted, true) {
             return;
         }
         let name = function.qualified_name();
+        let dynamic = function.compile.unwrap_or_default().dynamic;
+        let help = reason.as_ref().map_or_else(
+            || Miss::new("", Cause::Specialised).help(dynamic),
+            |reason| reason.help(dynamic),
+        );
         let mut warning = Diagnostic::warning(
             Code::RecompileLimit,
             call_site,
@@ -126,9 +135,7 @@ impl Interpreter {
             ),
         )
         .with_label("this call needed another compilation")
-        .with_help(
-            "make the sizes that vary symbolic from the start: `@compile(dynamic = true)`, or `mark_dynamic(x, dim)` before the call",
-        );
+        .with_help(help);
         if let Some(reason) = reason {
             warning = warning.with_note(format!("the last graph did not fit because {reason}"));
         }
@@ -145,8 +152,21 @@ impl Interpreter {
     ) -> Result<Value> {
         let tensors = cache::input_tensors(&entry.plan, arguments)
             .ok_or_else(|| internal(call_site, "an input of the compiled graph is missing"))?;
-        let result = self.execute(&entry.plan, &entry.constants, tensors, bindings.symbols)?;
+        let plan = self.prepared_plan(entry, call_site)?;
+        let result = self.execute(&plan, &entry.constants, tensors, bindings.symbols)?;
         Ok(value_of(result))
+    }
+
+    /// The entry's graph as it runs on the session's device, prepared on its first run there.
+    fn prepared_plan(&mut self, entry: &Entry, call_site: Span) -> Result<Rc<Plan>> {
+        let device = self.target.name();
+        if let Some(plan) = entry.prepared(device) {
+            return Ok(plan);
+        }
+        let graph = self.prepare(entry.plan.graph().clone(), call_site)?;
+        let plan = Rc::new(Plan::new(graph));
+        entry.keep_prepared(device, plan.clone());
+        Ok(plan)
     }
 
     /// Traces `function` for concrete arguments (one per parameter, in order).
@@ -184,30 +204,48 @@ impl Interpreter {
         let plan = Plan::new(graph);
         let symbols = cache::backed_values(&plan, arguments)?;
         let tensors = cache::input_tensors(&plan, arguments)?;
-        let constants: Vec<cpu::Tensor> = constants
-            .iter()
-            .filter_map(|tensor| tensor.real().cloned())
+        let constants: Vec<TensorValue> = constants
+            .into_iter()
+            .filter(|tensor| !tensor.is_fake())
             .collect();
         self.execute(&plan, &constants, tensors, symbols).err()
     }
 
-    /// Runs a graph on the CPU, printing to the interpreter's output.
+    /// Runs a graph on the session's device, printing to the interpreter's output.
     fn execute(
         &mut self,
         plan: &Plan,
-        constants: &[cpu::Tensor],
-        tensors: Vec<cpu::Tensor>,
+        constants: &[TensorValue],
+        tensors: Vec<TensorValue>,
         symbols: Vec<i64>,
-    ) -> Result<RunValue<cpu::Tensor>> {
+    ) -> Result<RunValue<backend::Tensor>> {
+        let span = plan
+            .graph()
+            .nodes
+            .first()
+            .map(|node| node.span)
+            .unwrap_or_default();
+        let constants = constants
+            .iter()
+            .map(|tensor| self.resident(tensor, span))
+            .collect::<Result<Vec<_>>>()?;
+        let tensors = tensors
+            .iter()
+            .map(|tensor| self.resident(tensor, span))
+            .collect::<Result<Vec<_>>>()?;
         let Interpreter {
-            rng, out, profile, ..
+            rng,
+            out,
+            profile,
+            target,
+            ..
         } = self;
-        let mut device = cpu::Cpu { rng };
+        let mut device = backend::Dispatch { target, rng };
         let mut print = |text: &str| out.print(text);
         exec::execute(
             plan,
             &mut device,
-            constants,
+            &constants,
             tensors,
             symbols,
             &mut print,
@@ -266,11 +304,12 @@ impl Interpreter {
 
     /// Readies a finished trace to run: its elementwise operations fused (unless the options
     /// say otherwise), verified again.
-    fn prepare(&self, mut graph: Graph, span: Span) -> Result<Graph> {
+    fn prepare(&mut self, mut graph: Graph, span: Span) -> Result<Graph> {
         if self.options.unfused {
             return Ok(graph);
         }
-        passes::fuse(&mut graph, &passes::FusionPolicy::default());
+        let policy = self.dispatch().fusion_policy();
+        passes::fuse(&mut graph, &policy);
         verify::verify(&graph).map_err(|problem| {
             Box::new(Diagnostic::internal(
                 span,
@@ -326,7 +365,7 @@ fn parameter_names(function: &Function) -> Vec<String> {
 }
 
 /// A value the executor returned, as an eager value.
-fn value_of(value: RunValue<cpu::Tensor>) -> Value {
+fn value_of(value: RunValue<backend::Tensor>) -> Value {
     match value {
         RunValue::None => Value::None,
         RunValue::Bool(value) => Value::Bool(value),

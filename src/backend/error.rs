@@ -1,0 +1,210 @@
+//! The error every device's kernels return, the allocation guard, and how shapes are
+//! written in messages. Devices share them, so an operation fails with the same diagnostic
+//! wherever it runs.
+
+use crate::graph::semantics::Fault;
+use thiserror::Error;
+
+use crate::diag::{Code, Diagnostic};
+use crate::source::Span;
+
+/// The most elements any kernel allocates for one tensor. Larger requests fail with
+/// [`KernelError::TooLarge`] instead of aborting the process on allocation failure.
+pub const MAX_ELEMENTS: usize = 1 << 31;
+
+/// Why a kernel refused its inputs. Messages are lowercase and speak TSL: dtypes are
+/// `f32`, `i64`, `bool` and shapes print as `[2, 3]`.
+///
+/// [`KernelError::diagnostic`] maps the variants to diagnostic codes: `TooLarge`,
+/// `OutOfMemory`, `DivisionByZero` and `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to
+/// `shape-error`, `Type` to `type-error`, and `Input` to `input-error`.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum KernelError {
+    /// An allocation over [`MAX_ELEMENTS`]; `numel` saturates at `u128::MAX`.
+    #[error("a tensor of {numel} elements is too large (the limit is {MAX_ELEMENTS} elements)")]
+    TooLarge { numel: u128 },
+    /// A result the machine cannot allocate now (within the element limit).
+    #[error(
+        "out of memory: the result needs {}, more than can be allocated now",
+        describe_bytes(*bytes)
+    )]
+    OutOfMemory { bytes: u64 },
+    /// Integer `//` or `%` by zero.
+    #[error("integer division by zero")]
+    DivisionByZero,
+    /// An index outside `-size..size` (or `0..size` where negative indices are not allowed).
+    #[error("index {index} is out of range for dim {dim} of size {size}")]
+    IndexOutOfRange { index: i64, size: usize, dim: usize },
+    /// Sizes or dims that cannot work together.
+    #[error("{0}")]
+    Shape(String),
+    /// A dtype or argument kind the operation does not accept.
+    #[error("{0}")]
+    Type(String),
+    /// An argument value the operation does not accept (a zero step, a negative count).
+    #[error("{0}")]
+    Value(String),
+    /// A reduction without an identity (`max`, `argmin`, …) over an empty extent.
+    #[error("{0}")]
+    Empty(String),
+    /// A missing, unreadable or unsupported `.npy` file.
+    #[error("{0}")]
+    Input(String),
+    /// An element error inside a fused kernel, raised by one of the operations it replaced
+    /// (`member` indexes the kernel's members), which the error is reported at.
+    #[error("{error}")]
+    InMember {
+        member: usize,
+        error: Box<KernelError>,
+    },
+}
+
+pub type Result<T, E = KernelError> = std::result::Result<T, E>;
+
+impl From<Fault> for KernelError {
+    fn from(fault: Fault) -> KernelError {
+        match fault {
+            Fault::DivisionByZero => KernelError::DivisionByZero,
+            Fault::NegativePower => KernelError::Type(
+                "integers to negative integer powers are not allowed; use .float() first".into(),
+            ),
+        }
+    }
+}
+
+impl KernelError {
+    /// The error as a diagnostic at the operation that raised it (eagerly or in a graph).
+    pub fn diagnostic(&self, span: Span) -> Diagnostic {
+        if let KernelError::InMember { error, .. } = self {
+            return error.diagnostic(span);
+        }
+        let code = match self {
+            KernelError::TooLarge { .. }
+            | KernelError::OutOfMemory { .. }
+            | KernelError::DivisionByZero
+            | KernelError::Value(_) => Code::ValueError,
+            KernelError::IndexOutOfRange { .. } | KernelError::Shape(_) | KernelError::Empty(_) => {
+                Code::ShapeError
+            }
+            KernelError::Type(_) => Code::TypeError,
+            KernelError::Input(_) => Code::InputError,
+            KernelError::InMember { .. } => Code::InternalError,
+        };
+        let diagnostic = Diagnostic::error(code, span, self.to_string());
+        match self {
+            KernelError::DivisionByZero => diagnostic.with_help(
+                "integer `//` and `%` need a non-zero divisor; use `/` for float division",
+            ),
+            KernelError::TooLarge { .. } => {
+                diagnostic.with_help("check the sizes; tensors are limited to 2^31 elements")
+            }
+            KernelError::OutOfMemory { .. } => diagnostic.with_help(
+                "the machine cannot provide this much memory: use smaller tensors, or let \
+                 large intermediate values go out of scope sooner",
+            ),
+            _ => diagnostic,
+        }
+    }
+}
+
+/// `bytes` for people: `8000000000 bytes (7.5 GiB)`.
+pub fn describe_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = "";
+    for next in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = next;
+    }
+    if unit.is_empty() {
+        format!("{bytes} bytes")
+    } else {
+        format!("{bytes} bytes ({value:.1} {unit})")
+    }
+}
+
+/// Writes a shape as TSL prints it: `[2, 3]`, `[]` for a 0-d tensor.
+pub fn format_shape(shape: &[usize]) -> String {
+    let sizes: Vec<String> = shape.iter().map(ToString::to_string).collect();
+    format!("[{}]", sizes.join(", "))
+}
+
+/// The element count of `shape`, refused when over [`MAX_ELEMENTS`] or when it overflows.
+/// Empty shapes are refused too when their non-zero sizes multiply past `isize::MAX`,
+/// which ndarray cannot represent (it would panic).
+pub fn checked_numel(shape: &[usize]) -> Result<usize> {
+    let addressed = product(shape.iter().filter(|&&size| size != 0));
+    match (product(shape.iter()), addressed) {
+        (Some(numel), Some(addressed)) if addressed <= isize::MAX as u128 => guard_count(numel),
+        (_, addressed) => Err(KernelError::TooLarge {
+            numel: addressed.unwrap_or(u128::MAX),
+        }),
+    }
+}
+
+/// The product of `sizes`, or `None` on overflow.
+fn product<'a>(mut sizes: impl Iterator<Item = &'a usize>) -> Option<u128> {
+    sizes.try_fold(1u128, |count, &size| count.checked_mul(size as u128))
+}
+
+/// Refuses an element count over [`MAX_ELEMENTS`].
+pub fn guard_count(numel: u128) -> Result<usize> {
+    if numel > MAX_ELEMENTS as u128 {
+        return Err(KernelError::TooLarge { numel });
+    }
+    Ok(numel as usize)
+}
+
+/// A dim outside `0..ndim`.
+pub fn dim_error(dim: usize, ndim: usize) -> KernelError {
+    KernelError::Shape(format!(
+        "dim {dim} is out of range for a tensor with {ndim} dims"
+    ))
+}
+
+/// Checks `dim < ndim`.
+pub fn check_dim(dim: usize, ndim: usize) -> Result<()> {
+    if dim < ndim {
+        Ok(())
+    } else {
+        Err(dim_error(dim, ndim))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_print_like_lists() {
+        assert_eq!(format_shape(&[]), "[]");
+        assert_eq!(format_shape(&[2, 3]), "[2, 3]");
+    }
+
+    #[test]
+    fn the_guard_refuses_huge_and_overflowing_counts() {
+        assert_eq!(checked_numel(&[2, 3]), Ok(6));
+        assert_eq!(checked_numel(&[]), Ok(1));
+        assert_eq!(checked_numel(&[0, 1 << 40]), Ok(0));
+        let unaddressable = checked_numel(&[0, usize::MAX]);
+        assert_eq!(
+            unaddressable,
+            Err(KernelError::TooLarge {
+                numel: usize::MAX as u128
+            })
+        );
+        assert_eq!(
+            checked_numel(&[1_000_000, 1_000_000, 1_000_000]),
+            Err(KernelError::TooLarge {
+                numel: 1_000_000_000_000_000_000
+            })
+        );
+        let overflow = checked_numel(&[usize::MAX, usize::MAX, usize::MAX]);
+        assert_eq!(overflow, Err(KernelError::TooLarge { numel: u128::MAX }));
+        assert!(checked_numel(&[MAX_ELEMENTS]).is_ok());
+        assert!(checked_numel(&[MAX_ELEMENTS + 1]).is_err());
+    }
+}

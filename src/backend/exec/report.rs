@@ -1,0 +1,113 @@
+//! The diagnostics a run reports: failed checks, kernel errors at the node (or fused member)
+//! that raised them, and sizes or conditions that could not be evaluated.
+
+use crate::backend::error::{KernelError, format_shape};
+use crate::backend::host;
+use crate::diag::{Code, Diagnostic};
+use crate::dtype::{DType, Scalar, format_f64};
+use crate::graph::ir::{Node, NodeKind};
+use crate::graph::op::Op;
+use crate::graph::shape::Meta;
+
+/// A diagnostic raised by `node`, with the calls inside the compiled function that led to it.
+pub(super) fn failure(mut diagnostic: Diagnostic, node: &Node) -> Box<Diagnostic> {
+    for frame in &node.trace {
+        diagnostic.push_frame(frame.function.clone(), frame.call_site);
+    }
+    Box::new(diagnostic)
+}
+
+/// A diagnostic for an error an op raised when it ran. An error inside a fused kernel is
+/// reported at the operation it replaced that raised it, as that operation alone would be.
+pub(super) fn op_failure(op: &Op, error: &KernelError, node: &Node) -> Box<Diagnostic> {
+    if let (Op::Fused(kernel), KernelError::InMember { member, error }) = (op, error)
+        && let Some(member) = kernel.members.get(*member)
+    {
+        let mut diagnostic = error.diagnostic(member.span);
+        for frame in &member.trace {
+            diagnostic.push_frame(frame.function.clone(), frame.call_site);
+        }
+        return Box::new(diagnostic);
+    }
+    failure(error.diagnostic(node.span), node)
+}
+
+pub(super) fn kernel(error: &KernelError, node: &Node) -> Box<Diagnostic> {
+    failure(error.diagnostic(node.span), node)
+}
+
+pub(super) fn check_failed(code: Code, text: String, node: &Node) -> Box<Diagnostic> {
+    failure(
+        Diagnostic::error(code, node.span, text).with_label("this check failed"),
+        node,
+    )
+}
+
+/// The code of a failed device assert: `check-failed` for a condition that was a host value
+/// in the user's code, `device-check-failed` for one on tensor data.
+pub(super) fn assert_code(node: &Node) -> Code {
+    match node.kind {
+        NodeKind::DeviceAssert { scalar: true, .. } => Code::CheckFailed,
+        _ => Code::DeviceCheckFailed,
+    }
+}
+
+pub(super) fn not_one_element(dtype: DType, shape: &[usize], node: &Node) -> Box<Diagnostic> {
+    failure(
+        Diagnostic::error(
+            Code::ShapeError,
+            node.span,
+            format!(
+                "item() needs a one-element tensor, got {dtype}{}",
+                format_shape(shape)
+            ),
+        ),
+        node,
+    )
+}
+
+pub(super) fn unevaluable_check(error: &impl std::fmt::Display, node: &Node) -> Box<Diagnostic> {
+    value_error(format!("this check cannot be evaluated: {error}"), node)
+}
+
+pub(super) fn uncomputable_size(error: &impl std::fmt::Display, node: &Node) -> Box<Diagnostic> {
+    value_error(
+        format!("a size of this operation cannot be computed: {error}"),
+        node,
+    )
+}
+
+pub(super) fn unevaluable_predicate(
+    error: &impl std::fmt::Display,
+    node: &Node,
+) -> Box<Diagnostic> {
+    value_error(
+        format!("the predicate of cond() cannot be evaluated: {error}"),
+        node,
+    )
+}
+
+fn value_error(message: String, node: &Node) -> Box<Diagnostic> {
+    failure(
+        Diagnostic::error(Code::ValueError, node.span, message),
+        node,
+    )
+}
+
+/// A host scalar printed as its eager value prints (`item()` of an `f32` is a float).
+pub(super) fn scalar_text(tensor: &host::Tensor) -> String {
+    match tensor.to_scalar() {
+        Some(Scalar::Float(value)) => format_f64(value),
+        Some(Scalar::Int(value)) => value.to_string(),
+        Some(Scalar::Bool(value)) => value.to_string(),
+        None => host::format_tensor(tensor),
+    }
+}
+
+pub(super) fn describe(meta: &Meta, sizes: &[Option<i64>]) -> String {
+    let sizes: Vec<String> = sizes
+        .iter()
+        .map(|size| size.map_or_else(|| "?".to_string(), |size| size.to_string()))
+        .collect();
+    format!("{}[{}]", meta.dtype, sizes.join(", "))
+}
