@@ -456,7 +456,7 @@ fn too_long(what: &str, span: Span) -> Box<crate::diag::Diagnostic> {
 /// Fails with a `value-error` when a list of `count` values cannot be allocated now.
 pub(super) fn reserve_values(count: usize, span: Span) -> Result<()> {
     let bytes = (count as u64).saturating_mul(std::mem::size_of::<Value>() as u64);
-    crate::backend::cpu::memory::reserve(bytes)
+    crate::backend::memory::reserve(bytes)
         .map_err(|kernel| super::tensor::kernel_error(&kernel, span))
 }
 

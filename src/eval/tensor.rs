@@ -77,7 +77,7 @@ impl Interpreter {
         let predicted =
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
         let inputs: Vec<backend::Tensor> = operands.into_iter().map(Operand::into_tensor).collect();
-        let results = crate::backend::cpu::memory::result_sizes(&predicted);
+        let results = crate::backend::memory::result_sizes(&predicted);
         let mut dispatch = self.dispatch();
         dispatch
             .reserve(&op, &inputs, &results)

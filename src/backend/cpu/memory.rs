@@ -1,38 +1,14 @@
-//! Fallible allocation for tensor buffers: a result the machine cannot hold is a `value-error`
-//! naming its size, never an abort.
-//!
-//! Kernels build their results with ndarray, whose allocations abort the process when memory
-//! runs out. So before an operation runs, the buffers of its results (as the shape rule
-//! predicts them) are allocated fallibly with `try_reserve`; if that fails the operation
-//! fails with [`KernelError::OutOfMemory`], and if it succeeds the memory is handed back to
-//! the allocator, which gives it to the kernel that allocates the same size right after.
-//! Results that need no new buffer are not reserved: views of an operand (reshape, expand,
-//! narrow, basic indexing…) and elementwise results that may be written into an operand of
-//! their size. Small results are not reserved either: they cannot fail in a way worth a
-//! diagnostic.
+//! Which CPU results need new buffers, reserved first (`backend::memory`): the kernels build
+//! their results with ndarray, whose allocations abort the process when memory runs out.
+//! Results that need no new buffer are not reserved: views of an operand (permute, narrow,
+//! basic indexing…), reshapes of contiguous operands, expands that keep the size, and
+//! elementwise results written into an operand nobody else holds.
 
-use super::error::{KernelError, Result};
+use super::error::{MAX_ELEMENTS, Result};
 use super::tensor::Tensor;
+use crate::backend::memory::{reserve, tensor_bytes};
 use crate::dtype::DType;
 use crate::graph::op::{IndexSpec, Op};
-use crate::graph::shape::Meta;
-
-/// Results smaller than this (in bytes) are not reserved first.
-pub const RESERVE_FROM: u64 = 1 << 20;
-
-/// Fails when `bytes` cannot be allocated now.
-pub fn reserve(bytes: u64) -> Result<()> {
-    if bytes < RESERVE_FROM {
-        return Ok(());
-    }
-    let Ok(size) = usize::try_from(bytes) else {
-        return Err(KernelError::OutOfMemory { bytes });
-    };
-    let mut probe: Vec<u8> = Vec::new();
-    probe
-        .try_reserve_exact(size)
-        .map_err(|_| KernelError::OutOfMemory { bytes })
-}
 
 /// Whether an operation's results need new buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +69,11 @@ fn results_of(op: &Op) -> Results {
 /// Reserves the results of `op` (each a dtype and an element count) before it runs on
 /// `operands`; see the module doc for what is not reserved.
 pub fn reserve_for(op: &Op, operands: &[&Tensor], results: &[(DType, u64)]) -> Result<()> {
-    if !needs_buffers(op, operands, results) {
+    // Past the element limit the kernel refuses the result as too large, before allocating.
+    let too_large = results
+        .iter()
+        .any(|&(_, numel)| numel > MAX_ELEMENTS as u64);
+    if too_large || !needs_buffers(op, operands, results) {
         return Ok(());
     }
     let bytes = results
@@ -123,46 +103,9 @@ fn needs_buffers(op: &Op, operands: &[&Tensor], results: &[(DType, u64)]) -> boo
     }
 }
 
-/// The dtype and element count of each result, for concrete metas; a result whose size is
-/// only known once it is computed (`nonzero()`) counts as empty.
-pub fn result_sizes(metas: &[Meta]) -> Vec<(DType, u64)> {
-    metas
-        .iter()
-        .map(|meta| {
-            let numel = meta.shape.iter().try_fold(1u64, |count, dim| {
-                let size = u64::try_from(dim.known()?).ok()?;
-                Some(count.saturating_mul(size))
-            });
-            (meta.dtype, numel.unwrap_or(0))
-        })
-        .collect()
-}
-
-/// The bytes of a tensor of `dtype` with `numel` elements (saturating).
-pub fn tensor_bytes(dtype: DType, numel: u64) -> u64 {
-    numel.saturating_mul(dtype.size_of() as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn small_and_possible_reservations_succeed() {
-        assert_eq!(reserve(0), Ok(()));
-        assert_eq!(reserve(RESERVE_FROM * 4), Ok(()));
-    }
-
-    #[test]
-    fn an_impossible_reservation_is_an_error_naming_the_bytes() {
-        let bytes = u64::MAX / 2;
-        assert_eq!(reserve(bytes), Err(KernelError::OutOfMemory { bytes }));
-        let message = KernelError::OutOfMemory {
-            bytes: 8_000_000_000,
-        }
-        .to_string();
-        assert!(message.contains("8000000000 bytes (7.5 GiB)"), "{message}");
-    }
 
     fn floats(count: usize) -> Tensor {
         Tensor::from_vec(&[count], vec![1.0f32; count]).expect("a small tensor")
@@ -213,16 +156,5 @@ mod tests {
             &[&floats(2), &floats(2)],
             &four
         ));
-    }
-
-    #[test]
-    fn sizes_read_well() {
-        assert_eq!(crate::backend::error::describe_bytes(512), "512 bytes");
-        assert_eq!(
-            crate::backend::error::describe_bytes(3 << 20),
-            "3145728 bytes (3.0 MiB)"
-        );
-        assert_eq!(tensor_bytes(DType::F32, 10), 40);
-        assert_eq!(tensor_bytes(DType::I64, u64::MAX), u64::MAX);
     }
 }
