@@ -7,7 +7,7 @@ use super::report::{self, check_failed, failure, kernel, op_failure};
 use super::{Deferred, Device, Failure, RunValue, Site};
 use crate::backend::error::KernelError;
 use crate::diag::{Code, Diagnostic, Result};
-use crate::dtype::Scalar;
+use crate::dtype::{DType, Scalar};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Output, Part, Template, ValueRef};
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
@@ -159,6 +159,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         for (arg, take) in node.args.iter().zip(&step.take) {
             operands.push(self.operand(plan, slots, arg, *take, node)?);
         }
+        self.reserve(&plan.graph, op, &operands, node)?;
         let outputs = self.run_op(&plan.graph.name, op, operands, node)?;
         self.bind(node, &outputs)?;
         debug_check_outputs(self, &plan.graph, node, &outputs);
@@ -313,6 +314,37 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             });
         }
         Ok(outputs)
+    }
+
+    /// Asks the device for the memory of `node`'s results (a result whose size is not
+    /// known before it runs counts as empty).
+    fn reserve(
+        &mut self,
+        graph: &Graph,
+        op: &Op,
+        operands: &[D::Tensor],
+        node: &Node,
+    ) -> Result<()> {
+        let results: Vec<(DType, u64)> = node
+            .outputs
+            .iter()
+            .map(|meta| {
+                let numel = meta.shape.iter().try_fold(1u64, |count, dim| {
+                    let size = match *dim {
+                        Dim::Known(size) => size,
+                        Dim::Sym(expr) => graph
+                            .env
+                            .eval_int(expr, &|symbol| self.value(symbol))
+                            .ok()?,
+                    };
+                    Some(count.saturating_mul(u64::try_from(size).ok()?))
+                });
+                (meta.dtype, numel.unwrap_or(0))
+            })
+            .collect();
+        self.device
+            .reserve(op, operands, &results)
+            .map_err(|error| kernel(&error, node))
     }
 
     fn bytes(&self, tensor: &D::Tensor) -> usize {

@@ -13,7 +13,7 @@ mod shape;
 mod variance;
 
 pub use creation::symbolic_tensor;
-pub use data::scalar_value;
+pub use data::{check_list_values, scalar_value};
 pub use shape::size_list;
 
 use std::collections::HashMap;
