@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::arity;
-use super::facts::{Binding, Definition, DefinitionKind, NameFacts, Reference};
+use super::facts::{Binding, Definition, DefinitionKind, ModuleFacts, NameFacts, Reference};
 use crate::diag::{Code, Diagnostic};
 use crate::source::Span;
 use crate::syntax::ast::{
@@ -141,7 +141,21 @@ pub fn check(program: &Program, globals: &Members, end: u32) -> (Vec<Diagnostic>
                 visible: 0..end,
             });
         }
+        if let Global::Module {
+            members: Some(members),
+            span,
+        } = global
+        {
+            resolver
+                .facts
+                .modules
+                .push(module_facts(name, *span, members));
+        }
     }
+    resolver
+        .facts
+        .modules
+        .sort_by_key(|module| module.span.start);
     resolver
         .facts
         .globals
@@ -159,6 +173,27 @@ pub fn check(program: &Program, globals: &Members, end: u32) -> (Vec<Diagnostic>
     resolver.facts.references.sort_by_key(|r| r.span.start);
     resolver.facts.bindings.sort_by_key(|b| b.span.start);
     (resolver.diagnostics, resolver.facts)
+}
+
+fn module_facts(name: &str, span: Span, members: &Members) -> ModuleFacts {
+    let mut bindings: Vec<Binding> = members
+        .iter()
+        .filter_map(|(member, global)| match global.definition() {
+            Definition::Source { kind, span } => Some(Binding {
+                name: member.clone(),
+                kind,
+                span,
+                visible: 0..0,
+            }),
+            _ => None,
+        })
+        .collect();
+    bindings.sort_by(|a, b| a.name.cmp(&b.name));
+    ModuleFacts {
+        name: name.to_string(),
+        span,
+        members: bindings,
+    }
 }
 
 /// Names bound in one block, each with its definition, and where the block ends.

@@ -14,6 +14,7 @@
 //!   graph's output.
 
 mod branches;
+mod facts;
 mod inputs;
 mod outputs;
 mod record;
@@ -23,6 +24,8 @@ mod symbolic;
 
 use std::collections::HashMap;
 
+pub(in crate::eval) use facts::Became;
+pub use facts::{CheckFact, Recording, TraceFacts, TypeFact};
 pub use inputs::{DynamicPolicy, TraceRequest};
 pub use sizes::TraceSizes;
 pub use symbolic::Ask;
@@ -61,6 +64,8 @@ pub struct Tracer {
     /// The global names the trace read (a cached graph is only valid while they keep their
     /// values).
     pub globals: Vec<crate::eval::compile::cache::GlobalRead>,
+    /// Types and check outcomes for editors, when the interpreter records them.
+    pub recording: Option<Recording>,
 }
 
 impl Tracer {
@@ -77,6 +82,7 @@ impl Tracer {
             names: HashMap::new(),
             call_base: 0,
             globals: Vec::new(),
+            recording: None,
         }
     }
 
@@ -175,9 +181,10 @@ impl Tracer {
 
     /// Emits a node for every runtime assert the environment recorded since the last call,
     /// with `message`.
-    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) {
+    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) -> Vec<ExprId> {
         let asserts = self.graph.env.runtime_asserts()[self.asserts_seen..].to_vec();
         self.asserts_seen += asserts.len();
+        let conditions = asserts.iter().map(|recorded| recorded.cond).collect();
         for recorded in asserts {
             self.push(
                 NodeKind::Assert {
@@ -190,6 +197,7 @@ impl Tracer {
                 trace.to_vec(),
             );
         }
+        conditions
     }
 
     /// Appends an operation node, or returns the identical pure node recorded before.
