@@ -44,7 +44,14 @@ fn tsl_check_reports_exactly_the_static_errors() {
                 .filter(|want| want.static_only || ALWAYS_STATIC.contains(&want.code.as_str()));
             for want in must_report {
                 let found = run.diagnostics.iter().any(|reported| {
-                    reported.code == want.code && reported.line_in(&name) == Some(want.line)
+                    reported.code == want.code
+                        && reported.line_in(&name) == Some(want.line)
+                        && want.help.as_ref().is_none_or(|help| {
+                            reported
+                                .help
+                                .as_ref()
+                                .is_some_and(|got| got.contains(help.as_str()))
+                        })
                 });
                 if !found {
                     failures.push(format!(

@@ -80,7 +80,8 @@ pub fn check_source(
         let mut modules = |decl: &UseDecl| module_members(interpreter, decl, base.as_deref());
         names::globals(&program, &mut modules)
     };
-    let (problems, names) = names::check(&program, &globals, end);
+    let syntax_errors: Vec<Span> = parsed.diagnostics.iter().filter_map(|d| d.span).collect();
+    let (problems, names) = names::check(&program, &globals, end, &syntax_errors);
     let mut seen = HashSet::new();
     for diagnostic in &problems {
         seen.insert((diagnostic.code, diagnostic.span));

@@ -124,9 +124,18 @@ fn target_names(target: &Target) -> Vec<(String, Span)> {
 }
 
 /// Checks a program against its globals and the builtins; `end` is the length of its file.
-pub fn check(program: &Program, globals: &Members, end: u32) -> (Vec<Diagnostic>, NameFacts) {
+///
+/// `syntax_errors` are the spans of the program's syntax errors: names in a statement that
+/// did not parse whole are not reported.
+pub fn check(
+    program: &Program,
+    globals: &Members,
+    end: u32,
+    syntax_errors: &[Span],
+) -> (Vec<Diagnostic>, NameFacts) {
     let mut resolver = Resolver {
         globals,
+        syntax_errors,
         scopes: vec![Scope::new(end)],
         in_function: false,
         diagnostics: Vec::new(),
@@ -213,6 +222,7 @@ impl Scope {
 
 struct Resolver<'a> {
     globals: &'a Members,
+    syntax_errors: &'a [Span],
     /// Locals in scope, innermost last; at top level the outermost holds globals defined so far.
     scopes: Vec<Scope>,
     in_function: bool,
@@ -285,6 +295,23 @@ impl Resolver<'_> {
     }
 
     fn statement(&mut self, stmt: &Stmt) {
+        // Names in a simple statement that did not parse whole are what recovery left of it:
+        // its syntax error is the diagnostic, not the names it cut loose (`print('q)`).
+        let simple = !matches!(stmt.kind, StmtKind::If { .. } | StmtKind::For { .. });
+        let broken = self
+            .syntax_errors
+            .iter()
+            .any(|error| stmt.span.start <= error.start && error.start < stmt.span.end);
+        if simple && broken {
+            let reported = self.diagnostics.len();
+            self.statement_kind(stmt);
+            self.diagnostics.truncate(reported);
+        } else {
+            self.statement_kind(stmt);
+        }
+    }
+
+    fn statement_kind(&mut self, stmt: &Stmt) {
         match &stmt.kind {
             StmtKind::Let(target, value) => {
                 self.expression(value);
@@ -581,7 +608,9 @@ impl Resolver<'_> {
         }
         let mut diagnostic =
             Diagnostic::error(Code::NameError, span, format!("`{name}` is not defined"));
-        if let Some(close) = crate::eval::suggest(name, candidates) {
+        if let Some(help) = crate::syntax::hints::name(name) {
+            diagnostic = diagnostic.with_help(help);
+        } else if let Some(close) = crate::eval::suggest(name, candidates) {
             diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
         }
         self.diagnostics.push(diagnostic);

@@ -107,6 +107,8 @@ fn unknown_keyword(function: &str, params: &[&str], keyword: &Keyword) -> Box<Di
     )
     .with_help(if names.is_empty() {
         format!("{function}() takes no keyword arguments")
+    } else if let Some(hint) = crate::syntax::hints::keyword_argument(&keyword.name) {
+        format!("{hint}; the parameters are {}", names.join(", "))
     } else {
         format!("its parameters are {}", names.join(", "))
     })

@@ -121,6 +121,8 @@ pub enum Tok<'a> {
     Amp,
     #[token("|")]
     Pipe,
+    #[token("~")]
+    Tilde,
     #[token("(")]
     LParen,
     #[token(")")]
@@ -159,7 +161,7 @@ impl Tok<'_> {
         match self {
             Tok::Ident(name) => format!("identifier `{name}`"),
             Tok::Int(text) | Tok::Float(text) => format!("number `{text}`"),
-            Tok::Str(_) | Tok::UnterminatedStr => "a string".to_string(),
+            Tok::Str(_) | Tok::UnterminatedStr => "string".to_string(),
             Tok::Sep | Tok::Newline => "end of line".to_string(),
             Tok::Semi => "`;`".to_string(),
             other => format!("`{}`", other.text()),
@@ -202,6 +204,7 @@ impl Tok<'_> {
             Tok::Assign => "=",
             Tok::Amp => "&",
             Tok::Pipe => "|",
+            Tok::Tilde => "~",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LBracket => "[",
@@ -342,8 +345,13 @@ fn unexpected_characters(
     } else {
         format!("unexpected characters `{shown}`")
     };
-    Diagnostic::error(Code::SyntaxError, Span::new(file, start, end), message)
-        .with_label("not part of any TSL token")
+    let diagnostic = Diagnostic::error(Code::SyntaxError, Span::new(file, start, end), message)
+        .with_label("not part of any TSL token");
+    match bad {
+        "!" => diagnostic.with_help("logical not is written `not x`"),
+        "'" => diagnostic.with_help("strings are written in double quotes: \"…\""),
+        _ => diagnostic,
+    }
 }
 
 #[cfg(test)]
@@ -431,7 +439,7 @@ mod tests {
                 "number `1e-3",
                 "number `2.5e3",
                 "number `3.",
-                "a string"
+                "string"
             ]
         );
     }

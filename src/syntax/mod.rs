@@ -1,6 +1,7 @@
 //! The front end: lexer, grammar-driven parser and AST. Knows nothing about values or tensors.
 
 pub mod ast;
+pub mod hints;
 pub mod lexer;
 pub mod parser;
 pub mod visit;

@@ -12,6 +12,7 @@ use super::ast::{
     Arg, BinaryOp, Block, DimAnn, Expr, ExprKind, Ident, MAX_NESTING, Program, Stmt, StmtKind,
     StrPart, Target, TypeAnn, TypeKind, UnaryOp,
 };
+use super::hints;
 use super::lexer::{Tok, tokenize};
 use crate::diag::{Code, Diagnostic};
 use crate::dtype::DType;
@@ -480,7 +481,13 @@ impl<'input> ParseCtx<'input> {
             ParseError::UnrecognizedToken {
                 token: (start, token, end),
                 expected,
-            } => unexpected_token(self.span(*start, *end), token, expected),
+            } => {
+                let diagnostic = unexpected_token(self.span(*start, *end), token, expected);
+                match self.python_hint(*start, token, expected) {
+                    Some(help) => diagnostic.with_help(help),
+                    None => diagnostic,
+                }
+            }
             ParseError::ExtraToken {
                 token: (start, token, end),
             } => Diagnostic::error(
@@ -496,6 +503,36 @@ impl<'input> ParseCtx<'input> {
             ParseError::User { .. } => return,
         };
         self.error(diagnostic);
+    }
+}
+
+impl ParseCtx<'_> {
+    /// Help for an unexpected token that a Python or PyTorch habit explains: a Python
+    /// keyword (`def`, `elif`, `import`…) before it or as it, a string prefix (`f"…"`), a
+    /// colon opening a block, `&&` or `||`.
+    fn python_hint(&self, start: usize, token: &Tok<'_>, expected: &[String]) -> Option<String> {
+        let before = self.text.get(..start).unwrap_or_default();
+        let attached = before
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or_default();
+        let previous_word = before
+            .trim_end_matches([' ', '\t'])
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or_default();
+        let previous_char = before.trim_end_matches([' ', '\t']).chars().last();
+        let help = match token {
+            Tok::Str(_) if !attached.is_empty() => hints::string_prefix(attached),
+            Tok::Ident(word) if hints::keyword(word).is_some() => hints::keyword(word),
+            Tok::Colon if expected.iter().any(|name| name == "\"{\"") => {
+                Some("blocks are written in braces, not after a colon: `if cond { … }`")
+            }
+            Tok::Amp if previous_char == Some('&') => Some("logical and is written `and`"),
+            Tok::Pipe if previous_char == Some('|') => Some("logical or is written `or`"),
+            _ => hints::keyword(previous_word),
+        };
+        help.map(str::to_string)
     }
 }
 

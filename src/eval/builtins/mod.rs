@@ -271,6 +271,7 @@ static TABLE: &[Def] = &[
     def("cat", Function, "tensors, dim = 0", "Tensors joined along an existing dimension.", shape::cat),
     def("stack", Function, "tensors, dim = 0", "Tensors of one shape joined along a new dimension.", shape::stack),
     def("split", Both, "x, sizes, dim = 0", "Pieces of x along dim: of one size each, or of the sizes in a list.", shape::split),
+    def("tensor_split", Both, "x, indices_or_sections, dim = 0", "Pieces of x along dim: a number of nearly equal sections, or cut before each index in a list.", shape::tensor_split),
     def("narrow", Both, "x, dim, start, length", "length elements of dim starting at start.", shape::narrow),
     def("index_select", Both, "x, dim, index", "The entries of dim at the positions in a 1-d i64 tensor.", shape::index_select),
     def("gather", Both, "x, dim, index", "Values picked along dim by an index tensor of the same rank.", shape::gather),
