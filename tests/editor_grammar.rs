@@ -49,7 +49,10 @@ fn the_manifest_registers_the_grammar_and_the_language() {
     let registered = &manifest["contributes"]["grammars"][0];
     assert_eq!(registered["scopeName"], grammar["scopeName"]);
     assert_eq!(registered["language"], "tsl");
-    assert_eq!(manifest["contributes"]["languages"][0]["extensions"][0], ".tsl");
+    assert_eq!(
+        manifest["contributes"]["languages"][0]["extensions"][0],
+        ".tsl"
+    );
     let configuration = read_json("editors/vscode/language-configuration.json");
     assert_eq!(configuration["comments"]["lineComment"], "#");
 }
