@@ -84,7 +84,7 @@ pub fn check_source(
     let (problems, names) = names::check(&program, &globals, end, &syntax_errors);
     let mut seen = HashSet::new();
     for diagnostic in &problems {
-        seen.insert((diagnostic.code, diagnostic.span));
+        seen.insert(key(diagnostic));
         interpreter.report(diagnostic);
     }
     for function in module.compiled_functions() {
@@ -112,7 +112,7 @@ pub fn check_source(
 fn trace(
     interpreter: &mut Interpreter,
     function: &Rc<crate::eval::Function>,
-    seen: &mut HashSet<(Code, Option<Span>)>,
+    seen: &mut HashSet<Key>,
 ) {
     if let Some(mut unannotated) = Interpreter::unannotated_parameter(function) {
         // Valid code: the function is traced when it is called, just not here.
@@ -128,11 +128,19 @@ fn trace(
     let (traced, notes) = interpreter.trace_from_annotations(function);
     let error = traced.err().map(|diagnostic| *diagnostic);
     for diagnostic in notes.iter().chain(&error) {
-        let fresh = seen.insert((diagnostic.code, diagnostic.span));
+        let fresh = seen.insert(key(diagnostic));
         if fresh && diagnostic.code != Code::SyntaxError {
             interpreter.report(diagnostic);
         }
     }
+}
+
+/// What makes two diagnostics the same problem: the static checks and a trace may both find
+/// an undefined name, and a loop may ask a trace the same question again.
+type Key = (Code, Option<Span>, String);
+
+fn key(diagnostic: &Diagnostic) -> Key {
+    (diagnostic.code, diagnostic.span, diagnostic.message.clone())
 }
 
 /// The members of a used module, read from its source (through the overlay) without running
