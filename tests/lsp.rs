@@ -104,6 +104,10 @@ fn diagnostics_are_published_at_their_ranges() {
         "{message}"
     );
     assert_eq!(diagnostics[3]["severity"], 1);
+    assert_eq!(
+        diagnostics[3]["data"]["suggestions"],
+        json!(["check a * 2 == b * 3"])
+    );
     // A shape error in a compiled function.
     let shapes = "@compile\nfn f(x: f32[n, 3], y: f32[4, m]) -> f32[n, m] {\n    return x @ y\n}\n";
     let uri = "file:///tmp/tsl-lsp-ranges/b.tsl";
