@@ -12,6 +12,7 @@
 
 mod arity;
 pub mod facts;
+mod globals;
 pub mod names;
 
 use std::cell::RefCell;
