@@ -96,6 +96,9 @@ pub enum BindSource {
     Dim { output: usize, dim: usize },
     /// The element of an `item` node.
     Element,
+    /// The element of a one-element `i64` output: the count of kept elements a fused
+    /// kernel writes.
+    Value { output: usize },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -202,6 +205,8 @@ impl Node {
             | Op::Clamp { .. }
             | Op::Cumsum { .. }
             | Op::Diff { .. }
+            | Op::Sort { .. }
+            | Op::TopK { .. }
             | Op::Reshape { .. }
             | Op::Permute { .. }
             | Op::Squeeze { .. }
