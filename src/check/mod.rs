@@ -12,6 +12,7 @@
 
 mod arity;
 pub mod facts;
+mod globals;
 pub mod names;
 
 use std::cell::RefCell;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::diag::{Code, Diagnostic, Severity};
+use crate::eval::trace::TraceFacts;
 use crate::eval::{Interpreter, Options, Output, STD_MODULES, Status};
 use crate::source::{FileId, Overlay, SourceMap, Span};
 use crate::syntax::ast::{Item, Program, UseDecl, UseTarget};
@@ -36,6 +38,8 @@ pub struct Checked {
     /// The program as parsed (with error nodes where the text did not parse).
     pub program: Program,
     pub names: NameFacts,
+    /// What the traces of compiled functions recorded (`Options::record_types`).
+    pub traces: Vec<TraceFacts>,
 }
 
 /// Checks one file from disk (or its overlaid text), reporting through the interpreter's
@@ -79,7 +83,7 @@ pub fn check_source(
     let mut seen = HashSet::new();
     let mut found = parsed.diagnostics;
     for diagnostic in problems {
-        seen.insert((diagnostic.code, diagnostic.span));
+        seen.insert(key(&diagnostic));
         found.push(diagnostic);
     }
     for function in module.compiled_functions() {
@@ -100,6 +104,7 @@ pub fn check_source(
         file,
         program,
         names,
+        traces: interpreter.take_trace_facts(),
     }
 }
 
@@ -109,7 +114,7 @@ pub fn check_source(
 fn trace(
     interpreter: &mut Interpreter,
     function: &Rc<crate::eval::Function>,
-    seen: &mut HashSet<(Code, Option<Span>)>,
+    seen: &mut HashSet<Key>,
     found: &mut Vec<Diagnostic>,
 ) {
     if let Some(mut unannotated) = Interpreter::unannotated_parameter(function) {
@@ -126,11 +131,19 @@ fn trace(
     let (traced, notes) = interpreter.trace_from_annotations(function);
     let error = traced.err().map(|diagnostic| *diagnostic);
     for diagnostic in notes.iter().chain(&error) {
-        let fresh = seen.insert((diagnostic.code, diagnostic.span));
+        let fresh = seen.insert(key(diagnostic));
         if fresh && diagnostic.code != Code::SyntaxError {
             found.push(diagnostic.clone());
         }
     }
+}
+
+/// What makes two diagnostics the same problem: the static checks and a trace may both find
+/// an undefined name, and a loop may ask a trace the same question again.
+type Key = (Code, Option<Span>, String);
+
+fn key(diagnostic: &Diagnostic) -> Key {
+    (diagnostic.code, diagnostic.span, diagnostic.message.clone())
 }
 
 /// Each problem once (the static name check and a trace may both find an unknown name), in
@@ -228,6 +241,8 @@ pub struct Analysis {
     /// In the order they were found.
     pub diagnostics: Vec<Diagnostic>,
     pub names: NameFacts,
+    /// Types and check outcomes recorded by the traces (with `Options::record_types`).
+    pub traces: Vec<TraceFacts>,
     pub status: Status,
     /// Lines the `TSL_LOG` channels in the options wrote.
     pub log: Vec<String>,
@@ -263,6 +278,7 @@ pub fn analyze(
         program: checked.program,
         diagnostics: collected.diagnostics,
         names: checked.names,
+        traces: checked.traces,
         status: checked.status,
         log: collected.log,
         interrupted: interrupt.load(std::sync::atomic::Ordering::Relaxed),

@@ -126,6 +126,9 @@ impl Interpreter {
     fn bind_target(&mut self, target: &Target, value: Value) -> Result<()> {
         match target {
             Target::Name(name) => {
+                if self.tracer.is_some() {
+                    self.record_type(name.span, &value);
+                }
                 self.define(name.name.clone(), value);
                 Ok(())
             }
@@ -149,6 +152,9 @@ impl Interpreter {
                     .into());
                 }
                 for (name, item) in names.iter().zip(&items) {
+                    if self.tracer.is_some() {
+                        self.record_type(name.span, item);
+                    }
                     self.define(name.name.clone(), item.clone());
                 }
                 if let Some(rest) = rest {
@@ -163,6 +169,9 @@ impl Interpreter {
     }
 
     fn assign_existing(&mut self, name: &Ident, value: Value) -> Result<()> {
+        if self.tracer.is_some() {
+            self.record_type(name.span, &value);
+        }
         if self.assign(&name.name, value) {
             return Ok(());
         }
