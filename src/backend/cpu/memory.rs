@@ -51,6 +51,8 @@ fn results_of(op: &Op) -> Results {
         | Op::Reduce { .. }
         | Op::Cumsum { .. }
         | Op::Diff { .. }
+        | Op::Sort { .. }
+        | Op::TopK { .. }
         | Op::Cat { .. }
         | Op::Stack { .. }
         | Op::IndexSelect { .. }
