@@ -6,6 +6,7 @@ use super::profile::{KernelCall, Profile};
 use super::report::{self, check_failed, failure, kernel, op_failure};
 use super::{Deferred, Device, Failure, RunValue, Site};
 use crate::backend::error::KernelError;
+use crate::backend::interrupt::Interrupt;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Output, Part, Template, ValueRef};
@@ -31,6 +32,7 @@ pub(super) fn execute<D: Device>(
         profile,
         pending: Vec::new(),
         root: plan,
+        interrupt: Interrupt::current(),
     };
     let inputs = tensors.into_iter().map(Some).collect();
     let result = machine.run(plan, inputs).and_then(|mut slots| {
@@ -63,6 +65,8 @@ pub(super) struct Machine<'r, 'p, D: Device> {
     pending: Vec<Pending<'p, D::Tensor>>,
     /// The plan the run started from, to find a failing node by its site.
     root: &'p Plan,
+    /// Checked before every node: Ctrl-C stops a compiled call between operations.
+    interrupt: Interrupt,
 }
 
 /// A queued device assert: its node and the tensors its message shows (kept alive past
@@ -84,6 +88,9 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
     ) -> Result<Slots<D::Tensor>> {
         let mut slots: Slots<D::Tensor> = vec![None; plan.slot_count];
         for (node, step) in plan.graph.nodes.iter().zip(&plan.steps) {
+            self.interrupt
+                .check()
+                .map_err(|error| kernel(&error, node))?;
             self.device.set_site(step.site);
             match &node.kind {
                 NodeKind::Input { .. } => {

@@ -233,6 +233,7 @@ impl Interpreter {
             .iter()
             .map(|tensor| self.resident(tensor, span))
             .collect::<Result<Vec<_>>>()?;
+        backend::interrupt::watch(&self.interrupt);
         let Interpreter {
             rng,
             out,

@@ -19,6 +19,8 @@ mod layout;
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;
 
+use crate::backend::interrupt::Interrupt;
+
 use self::eval::{Scratch, Segment, Task};
 use self::layout::Operand;
 use super::error::{KernelError, Result, checked_numel};
@@ -52,21 +54,30 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         operands: &operands,
         shape: &shape,
     };
+    // Ctrl-C skips the tasks not yet started.
+    let interrupt = Interrupt::current();
+    let run = |scratch: &mut Scratch, task| {
+        if interrupt.requested() {
+            return eval::TaskResult {
+                failure: None,
+                totals: Vec::new(),
+            };
+        }
+        context.run(task, scratch)
+    };
     let results: Vec<eval::TaskResult> = if tasks.len() > 1 {
         tasks
             .into_par_iter()
-            .map_init(
-                || Scratch::new(kernel),
-                |scratch, task| context.run(task, scratch),
-            )
+            .map_init(|| Scratch::new(kernel), run)
             .collect()
     } else {
         let mut scratch = Scratch::new(kernel);
         tasks
             .into_iter()
-            .map(|task| context.run(task, &mut scratch))
+            .map(|task| run(&mut scratch, task))
             .collect()
     };
+    interrupt.check()?;
     let first_failure = results
         .iter()
         .filter_map(|result| result.failure.as_ref())
