@@ -12,7 +12,8 @@ use crate::dtype::{DType, Scalar};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Output, Part, Template, ValueRef};
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
-use crate::sym::SymbolId;
+use crate::source::Span;
+use crate::sym::{ExprId, SymbolId, SymbolKind};
 
 pub(super) fn execute<D: Device>(
     plan: &Plan,
@@ -112,7 +113,11 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                     let value = self.device.scalar(element).map_err(|e| kernel(&e, node))?;
                     slots[step.slot] = Some(value);
                 }
-                NodeKind::Assert { cond, message } => {
+                NodeKind::Assert {
+                    cond,
+                    message,
+                    code,
+                } => {
                     let env = &plan.graph.env;
                     let holds = env
                         .eval_bool(*cond, &|symbol| self.value(symbol))
@@ -121,7 +126,11 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                         // A failure the device has not reported yet came first.
                         self.sync()?;
                         let text = self.format(plan, &slots, message, Some(node))?;
-                        return Err(check_failed(Code::CheckFailed, text, node));
+                        if *code == Code::CheckFailed {
+                            return Err(check_failed(Code::CheckFailed, text, node));
+                        }
+                        let origins = self.origins(&plan.graph, *cond, message);
+                        return Err(report::assumption_failed(*code, text, node, origins));
                     }
                 }
                 NodeKind::DeviceAssert { message, .. } => {
@@ -321,6 +330,33 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             });
         }
         Ok(outputs)
+    }
+
+    /// Where the data-dependent values in a failed assumption came from, with the values they
+    /// had: `(span of the item() call, "u1 = 1, from item()")`.
+    fn origins(&self, graph: &Graph, cond: ExprId, message: &Template) -> Vec<(Span, String)> {
+        let env = &graph.env;
+        let mut symbols = env.free_symbols(cond);
+        for part in &message.0 {
+            if let Part::Int(Dim::Sym(expr)) = part {
+                symbols.extend(env.free_symbols(*expr));
+            }
+        }
+        let mut origins = Vec::new();
+        for symbol in symbols {
+            let SymbolKind::Unbacked { origin } = &env.symbol(symbol).kind else {
+                continue;
+            };
+            let name = env.display(env.symbol_expr(symbol));
+            let Some(value) = self.value(symbol) else {
+                continue;
+            };
+            let label = format!("{name} = {value}, from {}", origin.operation);
+            if !origins.iter().any(|(_, seen)| *seen == label) {
+                origins.push((origin.span, label));
+            }
+        }
+        origins
     }
 
     /// Asks the device for the memory of `node`'s results (a result whose size is not

@@ -24,11 +24,11 @@ mod symbolic;
 use std::collections::HashMap;
 
 pub use inputs::{DynamicPolicy, TraceRequest};
-pub use sizes::TraceSizes;
+pub use sizes::{Marked, TraceSizes};
 pub use symbolic::Ask;
 
 use super::value::{TensorValue, Value};
-use crate::diag::{Diagnostic, Frame};
+use crate::diag::{Code, Diagnostic, Frame};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Template, ValueRef};
 use crate::graph::shape::{Dim, Meta};
 use crate::source::Span;
@@ -186,8 +186,8 @@ impl Tracer {
     }
 
     /// Emits a node for every runtime assert the environment recorded since the last call,
-    /// with `message`.
-    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) {
+    /// failing with `code` and `message`.
+    pub fn emit_asserts(&mut self, code: Code, message: &Template, span: Span, trace: &[Frame]) {
         let asserts = self.graph.env.runtime_asserts()[self.asserts_seen..].to_vec();
         self.asserts_seen += asserts.len();
         for recorded in asserts {
@@ -195,6 +195,7 @@ impl Tracer {
                 NodeKind::Assert {
                     cond: recorded.cond,
                     message: message.clone(),
+                    code,
                 },
                 Vec::new(),
                 Vec::new(),

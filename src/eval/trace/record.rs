@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::sizes::TraceSizes;
+use super::sizes::{Marked, TraceSizes};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
 use crate::eval::Interpreter;
@@ -49,7 +49,12 @@ impl Interpreter {
             shape::infer(&mut op, &metas, &mut sizes)
         };
         self.flush_logs();
-        let outputs = inferred.map_err(|rule| self.traced_rule_error(rule, span))?;
+        let outputs = inferred.map_err(|rule| {
+            let tracer = self.tracer_mut();
+            tracer.record_refuted(&rule, span, &frames);
+            let rule = rule.unmarked(tracer);
+            self.traced_rule_error(rule, span)
+        })?;
         let tracer = self.tracer_mut();
         let args = operands
             .iter()
@@ -128,18 +133,23 @@ impl Interpreter {
         (!values.is_empty()).then(|| format!("in this call, {}", values.join(", ")))
     }
 
-    /// Sizes for a shape question outside an operation (annotations, `item()`).
-    pub(in crate::eval) fn with_sizes<T>(
+    /// Sizes for a shape question outside an operation (annotations, `item()`); an error
+    /// comes back with its sizes unmarked (see `sizes`).
+    pub(in crate::eval) fn with_sizes<T, E: Marked>(
         &mut self,
         span: Span,
-        body: impl FnOnce(&mut dyn Sizes) -> T,
-    ) -> T {
+        body: impl FnOnce(&mut dyn Sizes) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         let frames = self.node_trace();
         let tracer = self.tracer_mut();
         let mut sizes = TraceSizes::new(tracer, span, &frames);
         let result = body(&mut sizes);
         self.flush_logs();
-        result
+        result.map_err(|error| {
+            let tracer = self.tracer_mut();
+            tracer.record_refuted(&error, span, &frames);
+            error.unmarked(tracer)
+        })
     }
 
     /// `item()` of a traced tensor: a symbol for an `i64` or `bool` element (the same symbol
@@ -368,7 +378,8 @@ impl Interpreter {
             Ok(CheckOutcome::Learned) => {
                 let template = message(self)?;
                 let frames = self.node_trace();
-                self.tracer_mut().emit_asserts(&template, span, &frames);
+                self.tracer_mut()
+                    .emit_asserts(Code::CheckFailed, &template, span, &frames);
                 Ok(())
             }
             Ok(CheckOutcome::Error(error)) => {
@@ -394,6 +405,7 @@ impl Interpreter {
             NodeKind::Assert {
                 cond: never,
                 message: template,
+                code: Code::CheckFailed,
             },
             Vec::new(),
             Vec::new(),

@@ -1,11 +1,19 @@
 //! The shape rules' `Sizes` while tracing: size arithmetic builds symbolic expressions,
 //! questions go to the symbolic engine (deciding from facts, guarding on input sizes), and
 //! what a rule assumes on its general path becomes a runtime assert.
+//!
+//! A rule writes sizes into its messages with `Sizes::show`. While tracing, a symbolic size
+//! is written as a mark standing for its expression, so that one message serves twice: as a
+//! trace-time error the marks become values where the input sizes decide them, else the
+//! symbols' names ([`Tracer::unmark`]); as the message of a runtime assert they become
+//! template parts, filled with the run's values ([`Tracer::message_template`]), so a
+//! compiled failure reads exactly as the eager one does. Every error leaving a traced shape
+//! question is unmarked ([`Marked`]).
 
 use super::Tracer;
 use crate::diag::{Code, Diagnostic, Frame};
 use crate::graph::ir::{Part, Template};
-use crate::graph::shape::{Cmp, Dim, RuleError, RuleResult, Sizes};
+use crate::graph::shape::{Cmp, Dim, RuleError, RuleErrorKind, RuleResult, Sizes};
 use crate::source::Span;
 use crate::sym::{
     CheckOutcome, Decision, ExprId, IntDecision, Mode, Origin, POS_INF, Range, SymError,
@@ -53,38 +61,19 @@ impl<'a> TraceSizes<'a> {
         self.tracer.hintless && self.tracer.graph.env.unbacked_symbols(cond).is_empty()
     }
 
-    /// The message of a runtime assert a rule's general path relies on, ending with the
-    /// values its symbols have when the graph runs: `… (u0 = 2, u1 = 3)`.
-    fn assumption(&mut self, cond: ExprId, message: &str) -> Template {
-        let mut parts = vec![Part::Text(format!("assumed by a shape rule: {message}"))];
-        let symbols = self.tracer.graph.env.free_symbols(cond);
-        if symbols.is_empty() {
-            return Template(parts);
-        }
-        parts.push(Part::Text(" (".to_string()));
-        for (index, symbol) in symbols.iter().enumerate() {
-            let expr = self.tracer.graph.env.symbol_expr(*symbol);
-            let separator = if index == 0 { "" } else { ", " };
-            let name = self.tracer.show(expr);
-            parts.push(Part::Text(format!("{separator}{name} = ")));
-            parts.push(Part::Int(Dim::Sym(expr)));
-        }
-        parts.push(Part::Text(")".to_string()));
-        Template(parts)
-    }
-
     /// In a trace without hints, takes a backed-only condition as given and notes it.
     fn assume(&mut self, cond: ExprId, message: &str) -> RuleResult<()> {
         match self.tracer.env().assume(cond) {
             Ok(true) => {
                 let shown = self.tracer.show(cond);
+                let label = self.tracer.unmark(message);
                 self.tracer.notes.push(
                     Diagnostic::note(
                         Code::Specialization,
                         self.span,
                         format!("this trace assumes {shown}"),
                     )
-                    .with_label(message.to_string()),
+                    .with_label(label),
                 );
                 Ok(())
             }
@@ -193,8 +182,10 @@ impl Sizes for TraceSizes<'_> {
             CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
             CheckOutcome::False | CheckOutcome::Guarded(false) => Err(RuleError::shape(message())),
             CheckOutcome::Learned => {
-                let message = self.assumption(cond, &message());
-                self.tracer.emit_asserts(&message, self.span, self.trace);
+                // Where the assumption fails, eager code raises this shape error.
+                let message = self.tracer.message_template(&message());
+                self.tracer
+                    .emit_asserts(Code::ShapeError, &message, self.span, self.trace);
                 Ok(())
             }
             CheckOutcome::Error(error) => Err(RuleError::value(format!("{error}"))),
@@ -218,8 +209,9 @@ impl Sizes for TraceSizes<'_> {
         }
         let shown = self.show(d);
         let what = what.to_string();
+        // Worded as eager code words it, so a compiled failure reads the same.
         self.require(d, Cmp::Ge, Dim::ZERO, &|| {
-            format!("{what} {shown} must not be negative")
+            format!("{what} must not be negative, got {shown}")
         })
     }
 
@@ -274,8 +266,148 @@ impl Sizes for TraceSizes<'_> {
     fn show(&self, d: Dim) -> String {
         match d {
             Dim::Known(value) => value.to_string(),
-            Dim::Sym(expr) => self.tracer.show(expr),
+            Dim::Sym(expr) => format!("{OPEN}{}{CLOSE}", expr.index()),
         }
+    }
+}
+
+/// The marks around a symbolic size in a rule's message (characters of Unicode's private
+/// use area, which no message otherwise contains).
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
+/// A piece of a marked message.
+enum Piece<'t> {
+    Text(&'t str),
+    Size(ExprId),
+}
+
+/// Splits a marked message into text and sizes.
+fn pieces<'t>(env: &crate::sym::ShapeEnv, text: &'t str) -> Vec<Piece<'t>> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        let Some(length) = rest[start..].find(CLOSE) else {
+            break;
+        };
+        let inner = &rest[start + OPEN.len_utf8()..start + length];
+        match inner.parse().ok().and_then(|index| env.expr_at(index)) {
+            Some(expr) => {
+                found.push(Piece::Text(&rest[..start]));
+                found.push(Piece::Size(expr));
+            }
+            None => found.push(Piece::Text(&rest[..start + length + CLOSE.len_utf8()])),
+        }
+        rest = &rest[start + length + CLOSE.len_utf8()..];
+    }
+    found.push(Piece::Text(rest));
+    found
+}
+
+impl Tracer {
+    /// A marked message as a trace-time error shows it: each size as its value when the
+    /// input sizes' hints decide it (so the message reads as eager code's), else in the
+    /// symbols' names.
+    pub fn unmark(&self, text: &str) -> String {
+        if !text.contains(OPEN) {
+            return text.to_string();
+        }
+        let env = &self.graph.env;
+        let mut shown = String::new();
+        for piece in pieces(env, text) {
+            match piece {
+                Piece::Text(text) => shown.push_str(text),
+                Piece::Size(expr) => {
+                    let hinted = env.eval_int(expr, &|symbol| env.symbol(symbol).hint());
+                    match hinted {
+                        Ok(value) if !self.hintless => shown.push_str(&value.to_string()),
+                        _ => shown.push_str(&self.show(expr)),
+                    }
+                }
+            }
+        }
+        shown
+    }
+
+    /// A marked message as the message of a runtime assert: each size filled in with its
+    /// value when the graph runs.
+    pub fn message_template(&self, text: &str) -> Template {
+        let parts = pieces(&self.graph.env, text)
+            .into_iter()
+            .filter_map(|piece| match piece {
+                Piece::Text("") => None,
+                Piece::Text(text) => Some(Part::Text(text.to_string())),
+                Piece::Size(expr) => Some(Part::Int(self.dim(expr))),
+            })
+            .collect();
+        Template(parts)
+    }
+}
+
+/// An error that may carry marked sizes, unmarked as it leaves a traced shape question.
+pub trait Marked {
+    #[must_use]
+    fn unmarked(self, tracer: &Tracer) -> Self;
+
+    /// The code and marked message eager code would report, for an error a run of the
+    /// partial graph can report with values instead (see [`Tracer::record_refuted`]).
+    fn refuted(&self) -> Option<(Code, &str)> {
+        None
+    }
+}
+
+impl Marked for RuleError {
+    fn unmarked(mut self, tracer: &Tracer) -> RuleError {
+        self.message = tracer.unmark(&self.message);
+        self.help = self.help.map(|help| tracer.unmark(&help));
+        self
+    }
+
+    fn refuted(&self) -> Option<(Code, &str)> {
+        let code = match self.kind {
+            RuleErrorKind::Shape => Code::ShapeError,
+            RuleErrorKind::Type => Code::TypeError,
+            RuleErrorKind::Value => Code::ValueError,
+            RuleErrorKind::DataDependentInt => return None,
+        };
+        Some((code, &self.message))
+    }
+}
+
+impl Marked for String {
+    fn unmarked(self, tracer: &Tracer) -> String {
+        tracer.unmark(&self)
+    }
+}
+
+impl Tracer {
+    /// A rule's error whose message shows data-dependent sizes (`index u0 is out of range`)
+    /// is also recorded as an assert that always fails, with the message as a template: when
+    /// the part of the function traced so far runs (`compile::run_partial`), the failure
+    /// reads as eager code's, with the values of the run.
+    pub fn record_refuted(&mut self, error: &impl Marked, span: Span, trace: &[Frame]) {
+        let Some((code, message)) = error.refuted() else {
+            return;
+        };
+        let data_dependent = pieces(&self.graph.env, message).iter().any(|piece| {
+            matches!(piece, Piece::Size(expr) if !self.graph.env.unbacked_symbols(*expr).is_empty())
+        });
+        if self.hintless || !data_dependent {
+            return;
+        }
+        let template = self.message_template(message);
+        let never = self.graph.env.bool(false);
+        self.push(
+            crate::graph::ir::NodeKind::Assert {
+                cond: never,
+                message: template,
+                code,
+            },
+            Vec::new(),
+            Vec::new(),
+            span,
+            trace.to_vec(),
+        );
     }
 }
 
