@@ -289,11 +289,11 @@ impl Interpreter {
 
     /// Runs size logic with the sizes of the current domain: concrete eagerly, the symbolic
     /// engine while tracing.
-    pub(super) fn with_any_sizes<T, E: super::trace::Marked>(
+    pub(super) fn with_any_sizes<T>(
         &mut self,
         span: Span,
-        body: impl FnOnce(&mut dyn Sizes) -> std::result::Result<T, E>,
-    ) -> std::result::Result<T, E> {
+        body: impl FnOnce(&mut dyn Sizes) -> T,
+    ) -> T {
         if self.tracer.is_some() {
             self.with_sizes(span, body)
         } else {

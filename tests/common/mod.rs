@@ -140,7 +140,8 @@ pub fn run_source_in(directory: &Path, name: &str, text: &str, options: Options)
     })
 }
 
-fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> Run {
+/// Runs `body` with a fresh interpreter whose output is captured.
+pub fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> Run {
     let captured = Rc::new(RefCell::new(Captured::default()));
     let status = {
         let mut interpreter = Interpreter::new(options, Box::new(Capture(captured.clone())));
@@ -456,8 +457,9 @@ pub fn exact_differences(file: &str, unfused: &Run, fused: &Run) -> Vec<String> 
 /// How an eager run and a compiled run of the same program differ (empty when they agree):
 /// the same printed lines (floats within tolerance) and the same first error, by code, line
 /// in `file` and message (values included: a shape rule's assumption that fails at run time
-/// reports the eager error with the run's sizes, spec §6). A data-dependent error exists only
-/// in a trace: the compiled run then only has to agree with the eager one up to it.
+/// reports the eager error with the run's sizes, spec §6). An error that exists only in a
+/// trace ([`compiled_only`]): the compiled run then only has to agree with the eager one up to
+/// it.
 pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
     let mut problems = Vec::new();
     let first_error = |run: &Run| {
@@ -466,8 +468,7 @@ pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
             .find(|d| d.severity == Severity::Error)
             .cloned()
     };
-    let trace_only =
-        first_error(compiled).is_some_and(|error| error.code.starts_with("data-dependent"));
+    let trace_only = first_error(compiled).is_some_and(|error| compiled_only(&error));
     let a: Vec<&str> = eager.stdout.lines().collect();
     let b: Vec<&str> = compiled.stdout.lines().collect();
     let same_length = a.len() == b.len() || (trace_only && b.len() <= a.len());
@@ -503,6 +504,24 @@ pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
         )),
     }
     problems
+}
+
+/// Whether an error exists only in compiled code: a data-dependent question the trace could
+/// not answer, a shape rule's general path that eager code would not have taken (spec §6:
+/// `check-failed` naming the assumption), or something a compiled function cannot do that
+/// eager code can (returning a function, `load()`, `tolist()` of more values than a trace
+/// makes symbols for).
+fn compiled_only(error: &Reported) -> bool {
+    error.code.starts_with("data-dependent")
+        || (error.code == "check-failed" && error.message.starts_with("assumed by a shape rule"))
+        || error
+            .notes
+            .iter()
+            .any(|note| note.contains("traces both branches of cond()"))
+        || error.message.contains("compiled function")
+        || error.help.as_deref().is_some_and(|help| {
+            help.contains("outside @compile") || help.contains("outside the compiled function")
+        })
 }
 
 /// Every graph traced from a file, before the passes: the traces of its real calls, then

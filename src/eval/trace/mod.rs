@@ -24,7 +24,7 @@ mod symbolic;
 use std::collections::HashMap;
 
 pub use inputs::{DynamicPolicy, TraceRequest};
-pub use sizes::{Marked, TraceSizes};
+pub use sizes::TraceSizes;
 pub use symbolic::Ask;
 
 use super::value::{TensorValue, Value};

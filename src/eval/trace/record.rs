@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::sizes::{Marked, TraceSizes};
+use super::sizes::TraceSizes;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
 use crate::eval::Interpreter;
@@ -49,12 +49,7 @@ impl Interpreter {
             shape::infer(&mut op, &metas, &mut sizes)
         };
         self.flush_logs();
-        let outputs = inferred.map_err(|rule| {
-            let tracer = self.tracer_mut();
-            tracer.record_refuted(&rule, span, &frames);
-            let rule = rule.unmarked(tracer);
-            self.traced_rule_error(rule, span)
-        })?;
+        let outputs = inferred.map_err(|rule| self.traced_rule_error(rule, span))?;
         let tracer = self.tracer_mut();
         let args = operands
             .iter()
@@ -101,55 +96,22 @@ impl Interpreter {
                 }
                 self.data_dependent_int(expr, span, "this operation")
             }
-            _ => {
-                let mut diagnostic = rule_error(rule, span);
-                if let Some(values) = self.input_sizes_in(&diagnostic.message) {
-                    diagnostic.notes.push(values);
-                }
-                diagnostic
-            }
+            _ => rule_error(rule, span),
         }
     }
 
-    /// For an error a trace with hints raises in terms of input-size symbols (`s0 vs s1`):
-    /// what those symbols are in this call (`s0 = x.size(0) = 7`).
-    fn input_sizes_in(&self, message: &str) -> Option<String> {
-        let tracer = self.tracer.as_ref()?;
-        if tracer.hintless {
-            return None;
-        }
-        let env = &tracer.graph.env;
-        let mut values = Vec::new();
-        for (index, symbol) in env.symbols().iter().enumerate() {
-            let crate::sym::SymbolKind::Backed { hint, source } = &symbol.kind else {
-                continue;
-            };
-            let id = crate::sym::SymbolId(index as u32);
-            let name = tracer.show(env.symbol_expr(id));
-            if super::report::contains_word(message, &name) {
-                values.push(format!("{name} = {source} = {hint}"));
-            }
-        }
-        (!values.is_empty()).then(|| format!("in this call, {}", values.join(", ")))
-    }
-
-    /// Sizes for a shape question outside an operation (annotations, `item()`); an error
-    /// comes back with its sizes unmarked (see `sizes`).
-    pub(in crate::eval) fn with_sizes<T, E: Marked>(
+    /// Sizes for a shape question outside an operation (annotations, `item()`).
+    pub(in crate::eval) fn with_sizes<T>(
         &mut self,
         span: Span,
-        body: impl FnOnce(&mut dyn Sizes) -> std::result::Result<T, E>,
-    ) -> std::result::Result<T, E> {
+        body: impl FnOnce(&mut dyn Sizes) -> T,
+    ) -> T {
         let frames = self.node_trace();
         let tracer = self.tracer_mut();
         let mut sizes = TraceSizes::new(tracer, span, &frames);
         let result = body(&mut sizes);
         self.flush_logs();
-        result.map_err(|error| {
-            let tracer = self.tracer_mut();
-            tracer.record_refuted(&error, span, &frames);
-            error.unmarked(tracer)
-        })
+        result
     }
 
     /// `item()` of a traced tensor: a symbol for an `i64` or `bool` element (the same symbol
@@ -319,17 +281,18 @@ impl Interpreter {
         value_span: Span,
         span: Span,
     ) -> Result<()> {
-        let not_int = |value: &Value, at: Span| -> Box<Diagnostic> {
+        // Worded as eager code words them.
+        let not_int = |what: &str, value: &Value, at: Span| -> Box<Diagnostic> {
             Diagnostic::error(
                 Code::TypeError,
                 at,
-                format!("`check_size` needs an int, got {}", value.kind()),
+                format!("{what}`check_size` needs an int, got {}", value.kind()),
             )
             .into()
         };
         let size_expr = self
             .int_expr(size)
-            .ok_or_else(|| not_int(size, value_span))?;
+            .ok_or_else(|| not_int("", size, value_span))?;
         let size_part = Part::Int(self.tracer_mut().dim(size_expr));
         let prefix = Part::Text(format!("check_size failed: {shown} = "));
         let negative = Template(vec![
@@ -343,7 +306,7 @@ impl Interpreter {
         if let Some((bound, bound_span)) = bound {
             let max = self
                 .int_expr(&bound)
-                .ok_or_else(|| not_int(&bound, bound_span))?;
+                .ok_or_else(|| not_int("the max of ", &bound, bound_span))?;
             let max_part = Part::Int(self.tracer_mut().dim(max));
             let exceeds = Template(vec![
                 prefix,
@@ -356,6 +319,46 @@ impl Interpreter {
             })?;
         }
         Ok(())
+    }
+
+    /// Host division by a symbolic int: eager code raises `division by zero` where it is 0,
+    /// so the trace decides that or asserts it at run time, with eager code's error.
+    pub(in crate::eval) fn trace_divisor(&mut self, divisor: ExprId, span: Span) -> Result<()> {
+        let zero = self.env().int(0);
+        let nonzero = self
+            .env()
+            .compare(Cmp::Ne, divisor, zero)
+            .map_err(|error| Diagnostic::error(Code::ValueError, span, error.to_string()))?;
+        self.trace_requirement(nonzero, Code::ValueError, "division by zero", span)
+    }
+
+    /// Requires `cond` where eager code raises `code` with `message` (its sizes marked) when
+    /// it fails: decided now, or a runtime assert failing with that error.
+    pub(in crate::eval) fn trace_requirement(
+        &mut self,
+        cond: ExprId,
+        code: Code,
+        message: &str,
+        span: Span,
+    ) -> Result<()> {
+        let outcome = self.env().check(cond, span);
+        self.flush_logs();
+        match outcome {
+            CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
+            CheckOutcome::False | CheckOutcome::Guarded(false) => {
+                Err(Diagnostic::error(code, span, message).into())
+            }
+            CheckOutcome::Learned => {
+                let frames = self.node_trace();
+                let tracer = self.tracer_mut();
+                let template = tracer.message_template(message);
+                tracer.emit_asserts(code, &template, span, &frames);
+                Ok(())
+            }
+            CheckOutcome::Error(error) => {
+                Err(Diagnostic::error(Code::ValueError, span, error.to_string()).into())
+            }
+        }
     }
 
     /// Runs a check on the environment and acts on its outcome.

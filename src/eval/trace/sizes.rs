@@ -7,13 +7,16 @@
 //! trace-time error the marks become values where the input sizes decide them, else the
 //! symbols' names ([`Tracer::unmark`]); as the message of a runtime assert they become
 //! template parts, filled with the run's values ([`Tracer::message_template`]), so a
-//! compiled failure reads exactly as the eager one does. Every error leaving a traced shape
-//! question is unmarked ([`Marked`]).
+//! compiled failure reads exactly as the eager one does. Tensor types in messages mark their
+//! symbolic sizes the same way (`Meta`'s `Display`), so every diagnostic that leaves a trace is
+//! unmarked where the trace ends ([`Tracer::unmark_diagnostic`]).
 
 use super::Tracer;
 use crate::diag::{Code, Diagnostic, Frame};
 use crate::graph::ir::{Part, Template};
-use crate::graph::shape::{Cmp, Dim, RuleError, RuleErrorKind, RuleResult, Sizes};
+use crate::graph::shape::{
+    Cmp, Dim, MARK_CLOSE as CLOSE, MARK_OPEN as OPEN, RuleError, RuleResult, Sizes,
+};
 use crate::source::Span;
 use crate::sym::{
     CheckOutcome, Decision, ExprId, IntDecision, Mode, Origin, POS_INF, Range, SymError,
@@ -192,6 +195,66 @@ impl Sizes for TraceSizes<'_> {
         }
     }
 
+    fn assume_general(
+        &mut self,
+        a: Dim,
+        op: Cmp,
+        b: Dim,
+        error: &dyn Fn() -> String,
+        assumption: &dyn Fn() -> String,
+    ) -> RuleResult<()> {
+        if a.known().is_some() && b.known().is_some() {
+            return self.require(a, op, b, error);
+        }
+        let cond = self.compare(a, op, b)?;
+        if self.hintless_backed(cond) {
+            return self.assume(cond, &error());
+        }
+        let from_data = !self.tracer.graph.env.unbacked_symbols(cond).is_empty();
+        let known = self
+            .tracer
+            .env()
+            .evaluate_bool(cond, Mode::KnownTrue, self.span);
+        let outcome = match known {
+            Decision::Decided(true) => return Ok(()),
+            Decision::Decided(false) => CheckOutcome::False,
+            _ => self.tracer.env().check(cond, self.span),
+        };
+        let message = || {
+            let text = format!("assumed by a shape rule: {}", assumption());
+            self.tracer.message_template(&text)
+        };
+        match outcome {
+            CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
+            // Eager code takes the special case where the data allow it: the compiled code
+            // stops here instead, naming what it assumed.
+            CheckOutcome::False if from_data => {
+                let message = message();
+                let never = self.tracer.env().bool(false);
+                self.tracer.push(
+                    crate::graph::ir::NodeKind::Assert {
+                        cond: never,
+                        message,
+                        code: Code::CheckFailed,
+                    },
+                    Vec::new(),
+                    Vec::new(),
+                    self.span,
+                    self.trace.to_vec(),
+                );
+                Ok(())
+            }
+            CheckOutcome::False | CheckOutcome::Guarded(false) => Err(RuleError::shape(error())),
+            CheckOutcome::Learned => {
+                let message = message();
+                self.tracer
+                    .emit_asserts(Code::CheckFailed, &message, self.span, self.trace);
+                Ok(())
+            }
+            CheckOutcome::Error(error) => Err(RuleError::value(format!("{error}"))),
+        }
+    }
+
     fn size_argument(&mut self, d: Dim, what: &str) -> RuleResult<()> {
         if let Some(value) = d.known() {
             if value < 0 {
@@ -266,15 +329,10 @@ impl Sizes for TraceSizes<'_> {
     fn show(&self, d: Dim) -> String {
         match d {
             Dim::Known(value) => value.to_string(),
-            Dim::Sym(expr) => format!("{OPEN}{}{CLOSE}", expr.index()),
+            Dim::Sym(expr) => crate::graph::shape::mark(expr),
         }
     }
 }
-
-/// The marks around a symbolic size in a rule's message (characters of Unicode's private
-/// use area, which no message otherwise contains).
-const OPEN: char = '\u{E000}';
-const CLOSE: char = '\u{E001}';
 
 /// A piece of a marked message.
 enum Piece<'t> {
@@ -344,73 +402,56 @@ impl Tracer {
     }
 }
 
-/// An error that may carry marked sizes, unmarked as it leaves a traced shape question.
-pub trait Marked {
-    #[must_use]
-    fn unmarked(self, tracer: &Tracer) -> Self;
-
-    /// The code and marked message eager code would report, for an error a run of the
-    /// partial graph can report with values instead (see [`Tracer::record_refuted`]).
-    fn refuted(&self) -> Option<(Code, &str)> {
-        None
-    }
-}
-
-impl Marked for RuleError {
-    fn unmarked(mut self, tracer: &Tracer) -> RuleError {
-        self.message = tracer.unmark(&self.message);
-        self.help = self.help.map(|help| tracer.unmark(&help));
-        self
-    }
-
-    fn refuted(&self) -> Option<(Code, &str)> {
-        let code = match self.kind {
-            RuleErrorKind::Shape => Code::ShapeError,
-            RuleErrorKind::Type => Code::TypeError,
-            RuleErrorKind::Value => Code::ValueError,
-            RuleErrorKind::DataDependentInt => return None,
-        };
-        Some((code, &self.message))
-    }
-}
-
-impl Marked for String {
-    fn unmarked(self, tracer: &Tracer) -> String {
-        tracer.unmark(&self)
-    }
-}
-
 impl Tracer {
-    /// A rule's error whose message shows data-dependent sizes (`index u0 is out of range`)
-    /// is also recorded as an assert that always fails, with the message as a template: when
-    /// the part of the function traced so far runs (`compile::run_partial`), the failure
-    /// reads as eager code's, with the values of the run.
-    pub fn record_refuted(&mut self, error: &impl Marked, span: Span, trace: &[Frame]) {
-        let Some((code, message)) = error.refuted() else {
+    /// Shows the marked sizes of a diagnostic raised while tracing (see [`Tracer::unmark`]).
+    pub fn unmark_diagnostic(&self, diagnostic: &mut Diagnostic) {
+        diagnostic.message = self.unmark(&diagnostic.message);
+        diagnostic.label = diagnostic.label.as_deref().map(|label| self.unmark(label));
+        diagnostic.help = diagnostic.help.as_deref().map(|help| self.unmark(help));
+        for note in &mut diagnostic.notes {
+            *note = self.unmark(note);
+        }
+        for label in &mut diagnostic.secondary {
+            label.message = self.unmark(&label.message);
+        }
+    }
+
+    /// An error that stopped a trace with hints, whose message shows data-dependent sizes
+    /// (`index u0 is out of range for dimension 0 of f32[2]`), is also recorded as an assert
+    /// that always fails, with the message as a template: when the part of the function
+    /// traced so far runs (`compile::run_partial`), the failure reads as eager code's, with
+    /// the values of the run. Only errors eager code raises too (shape, type and value
+    /// errors) are recorded.
+    pub fn record_refuted(&mut self, error: &Diagnostic) {
+        let recorded = matches!(
+            error.code,
+            Code::ShapeError | Code::TypeError | Code::ValueError
+        );
+        let Some(span) = error.span.filter(|_| recorded && !self.hintless) else {
             return;
         };
-        let data_dependent = pieces(&self.graph.env, message).iter().any(|piece| {
-            matches!(piece, Piece::Size(expr) if !self.graph.env.unbacked_symbols(*expr).is_empty())
-        });
-        if self.hintless || !data_dependent {
+        let env = &self.graph.env;
+        let data_dependent = pieces(env, &error.message).iter().any(
+            |piece| matches!(piece, Piece::Size(expr) if !env.unbacked_symbols(*expr).is_empty()),
+        );
+        if !data_dependent {
             return;
         }
-        let template = self.message_template(message);
+        let message = self.message_template(&error.message);
         let never = self.graph.env.bool(false);
         self.push(
             crate::graph::ir::NodeKind::Assert {
                 cond: never,
-                message: template,
-                code,
+                message,
+                code: error.code,
             },
             Vec::new(),
             Vec::new(),
             span,
-            trace.to_vec(),
+            error.trace.clone(),
         );
     }
 }
-
 impl Tracer {
     /// An expression as messages show it, with annotation names (`n`) for the symbols that
     /// have them.
