@@ -78,6 +78,7 @@ impl Interpreter {
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
         let inputs: Vec<backend::Tensor> = operands.into_iter().map(Operand::into_tensor).collect();
         let results = crate::backend::memory::result_sizes(&predicted);
+        backend::interrupt::watch(&self.interrupt);
         let mut dispatch = self.dispatch();
         dispatch
             .reserve(&op, &inputs, &results)

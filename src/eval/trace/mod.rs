@@ -31,7 +31,7 @@ pub use sizes::TraceSizes;
 pub use symbolic::Ask;
 
 use super::value::{TensorValue, Value};
-use crate::diag::{Diagnostic, Frame};
+use crate::diag::{Code, Diagnostic, Frame};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Template, ValueRef};
 use crate::graph::shape::{Dim, Meta};
 use crate::source::Span;
@@ -192,8 +192,14 @@ impl Tracer {
     }
 
     /// Emits a node for every runtime assert the environment recorded since the last call,
-    /// with `message`.
-    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) -> Vec<ExprId> {
+    /// failing with `code` and `message`; returns their conditions.
+    pub fn emit_asserts(
+        &mut self,
+        code: Code,
+        message: &Template,
+        span: Span,
+        trace: &[Frame],
+    ) -> Vec<ExprId> {
         let asserts = self.graph.env.runtime_asserts()[self.asserts_seen..].to_vec();
         self.asserts_seen += asserts.len();
         let conditions = asserts.iter().map(|recorded| recorded.cond).collect();
@@ -202,6 +208,7 @@ impl Tracer {
                 NodeKind::Assert {
                     cond: recorded.cond,
                     message: message.clone(),
+                    code,
                 },
                 Vec::new(),
                 Vec::new(),
