@@ -140,6 +140,25 @@ impl Device for Dispatch<'_> {
         }
     }
 
+    fn reserve(
+        &mut self,
+        op: &Op,
+        operands: &[Tensor],
+        results: &[(DType, u64)],
+    ) -> Result<(), KernelError> {
+        match self.target {
+            Target::Cpu => {
+                let hosts: Vec<&host::Tensor> = operands
+                    .iter()
+                    .map(|operand| match operand {
+                        Tensor::Host(tensor) => tensor,
+                    })
+                    .collect();
+                cpu::memory::reserve_for(op, &hosts, results)
+            }
+        }
+    }
+
     fn element(&mut self, tensor: &Tensor) -> Result<Scalar, KernelError> {
         let host = tensor.to_host()?;
         host.to_scalar().ok_or_else(|| {

@@ -16,13 +16,22 @@ pub const MAX_ELEMENTS: usize = 1 << 31;
 /// `f32`, `i64`, `bool` and shapes print as `[2, 3]`.
 ///
 /// [`KernelError::diagnostic`] maps the variants to diagnostic codes: `TooLarge`,
-/// `DivisionByZero` and `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to
-/// `shape-error`, `Type` to `type-error`, and `Input` to `input-error`.
+/// `OutOfMemory`, `DivisionByZero` and `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to
+/// `shape-error`, `Type` to `type-error`, and `Input` and `Interrupted` to `input-error`.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum KernelError {
     /// An allocation over [`MAX_ELEMENTS`]; `numel` saturates at `u128::MAX`.
     #[error("a tensor of {numel} elements is too large (the limit is {MAX_ELEMENTS} elements)")]
     TooLarge { numel: u128 },
+    /// A result the machine cannot allocate now (within the element limit).
+    #[error(
+        "out of memory: the result needs {}, more than can be allocated now",
+        describe_bytes(*bytes)
+    )]
+    OutOfMemory { bytes: u64 },
+    /// The session's interrupt flag was set (Ctrl-C) while the operation ran.
+    #[error("interrupted")]
+    Interrupted,
     /// Integer `//` or `%` by zero.
     #[error("integer division by zero")]
     DivisionByZero,
@@ -73,14 +82,15 @@ impl KernelError {
             return error.diagnostic(span);
         }
         let code = match self {
-            KernelError::TooLarge { .. } | KernelError::DivisionByZero | KernelError::Value(_) => {
-                Code::ValueError
-            }
+            KernelError::TooLarge { .. }
+            | KernelError::OutOfMemory { .. }
+            | KernelError::DivisionByZero
+            | KernelError::Value(_) => Code::ValueError,
             KernelError::IndexOutOfRange { .. } | KernelError::Shape(_) | KernelError::Empty(_) => {
                 Code::ShapeError
             }
             KernelError::Type(_) => Code::TypeError,
-            KernelError::Input(_) => Code::InputError,
+            KernelError::Input(_) | KernelError::Interrupted => Code::InputError,
             KernelError::InMember { .. } => Code::InternalError,
         };
         let diagnostic = Diagnostic::error(code, span, self.to_string());
@@ -91,8 +101,31 @@ impl KernelError {
             KernelError::TooLarge { .. } => {
                 diagnostic.with_help("check the sizes; tensors are limited to 2^31 elements")
             }
+            KernelError::OutOfMemory { .. } => diagnostic.with_help(
+                "the machine cannot provide this much memory: use smaller tensors, or let \
+                 large intermediate values go out of scope sooner",
+            ),
             _ => diagnostic,
         }
+    }
+}
+
+/// `bytes` for people: `8000000000 bytes (7.5 GiB)`.
+pub fn describe_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = "";
+    for next in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = next;
+    }
+    if unit.is_empty() {
+        format!("{bytes} bytes")
+    } else {
+        format!("{bytes} bytes ({value:.1} {unit})")
     }
 }
 

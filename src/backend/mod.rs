@@ -2,6 +2,8 @@
 //!
 //! - `error`: the error every device's kernels return, and the allocation limit;
 //! - `host`: tensors in host memory;
+//! - `interrupt`: Ctrl-C reaching the executor and chunked kernels;
+//! - `memory`: fallible reservation of result buffers (out of memory is an error);
 //! - `cpu`: the CPU device (ndarray kernels);
 //! - `exec`: the graph executor, which reaches kernels only through its `Device` trait;
 //! - `dispatch`: the session's device ([`Target`]) and the tensors it holds ([`Tensor`]):
@@ -12,6 +14,8 @@ mod dispatch;
 pub mod error;
 pub mod exec;
 pub mod host;
+pub mod interrupt;
+pub mod memory;
 
 pub use dispatch::{Dispatch, Target, Tensor};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};

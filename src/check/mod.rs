@@ -12,6 +12,7 @@
 
 mod arity;
 pub mod facts;
+mod globals;
 pub mod names;
 
 use std::cell::RefCell;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::diag::{Code, Diagnostic, Severity};
+use crate::eval::trace::TraceFacts;
 use crate::eval::{Interpreter, Options, Output, STD_MODULES, Status};
 use crate::source::{FileId, Overlay, SourceMap, Span};
 use crate::syntax::ast::{Item, Program, UseDecl, UseTarget};
@@ -36,6 +38,8 @@ pub struct Checked {
     /// The program as parsed (with error nodes where the text did not parse).
     pub program: Program,
     pub names: NameFacts,
+    /// What the traces of compiled functions recorded (`Options::record_types`).
+    pub traces: Vec<TraceFacts>,
 }
 
 /// Checks one file from disk (or its overlaid text), reporting through the interpreter's
@@ -67,9 +71,6 @@ pub fn check_source(
     let end = u32::try_from(text.len()).unwrap_or(u32::MAX);
     let file = interpreter.add_source(name, path.map(Path::to_path_buf), text);
     let parsed = crate::syntax::parse(file, &interpreter.sources().get(file).text);
-    for diagnostic in &parsed.diagnostics {
-        interpreter.report(diagnostic);
-    }
     let program = parsed.program;
     let module = interpreter.define_main(file, &program);
     let base = path.and_then(Path::parent).map(Path::to_path_buf);
@@ -80,14 +81,18 @@ pub fn check_source(
     let syntax_errors: Vec<Span> = parsed.diagnostics.iter().filter_map(|d| d.span).collect();
     let (problems, names) = names::check(&program, &globals, end, &syntax_errors);
     let mut seen = HashSet::new();
-    for diagnostic in &problems {
-        seen.insert((diagnostic.code, diagnostic.span));
-        interpreter.report(diagnostic);
+    let mut found = parsed.diagnostics;
+    for diagnostic in problems {
+        seen.insert(key(&diagnostic));
+        found.push(diagnostic);
     }
     for function in module.compiled_functions() {
         if !crate::syntax::visit::has_errors(&function.def) {
-            trace(interpreter, &function, &mut seen);
+            trace(interpreter, &function, &mut seen, &mut found);
         }
+    }
+    for diagnostic in in_source_order(found, file) {
+        interpreter.report(&diagnostic);
     }
     let status = if interpreter.errors_reported() > errors_before {
         Status::Failed
@@ -99,6 +104,7 @@ pub fn check_source(
         file,
         program,
         names,
+        traces: interpreter.take_trace_facts(),
     }
 }
 
@@ -108,7 +114,8 @@ pub fn check_source(
 fn trace(
     interpreter: &mut Interpreter,
     function: &Rc<crate::eval::Function>,
-    seen: &mut HashSet<(Code, Option<Span>)>,
+    seen: &mut HashSet<Key>,
+    found: &mut Vec<Diagnostic>,
 ) {
     if let Some(mut unannotated) = Interpreter::unannotated_parameter(function) {
         // Valid code: the function is traced when it is called, just not here.
@@ -118,17 +125,52 @@ fn trace(
             function.name(),
             unannotated.message
         );
-        interpreter.report(&unannotated);
+        found.push(unannotated);
         return;
     }
     let (traced, notes) = interpreter.trace_from_annotations(function);
     let error = traced.err().map(|diagnostic| *diagnostic);
     for diagnostic in notes.iter().chain(&error) {
-        let fresh = seen.insert((diagnostic.code, diagnostic.span));
+        let fresh = seen.insert(key(diagnostic));
         if fresh && diagnostic.code != Code::SyntaxError {
-            interpreter.report(diagnostic);
+            found.push(diagnostic.clone());
         }
     }
+}
+
+/// What makes two diagnostics the same problem: the static checks and a trace may both find
+/// an undefined name, and a loop may ask a trace the same question again.
+type Key = (Code, Option<Span>, String);
+
+fn key(diagnostic: &Diagnostic) -> Key {
+    (diagnostic.code, diagnostic.span, diagnostic.message.clone())
+}
+
+/// Each problem once (the static name check and a trace may both find an unknown name), in
+/// the order of the lines of `file` they are reported at: their own span there, or the call
+/// in `file` that led into another module. Problems elsewhere keep their order, after.
+fn in_source_order(found: Vec<Diagnostic>, file: FileId) -> Vec<Diagnostic> {
+    let mut unique: Vec<Diagnostic> = Vec::with_capacity(found.len());
+    for diagnostic in found {
+        let repeated = unique.iter().any(|seen| {
+            seen.code == diagnostic.code
+                && seen.span == diagnostic.span
+                && seen.message == diagnostic.message
+        });
+        if !repeated {
+            unique.push(diagnostic);
+        }
+    }
+    let position = |diagnostic: &Diagnostic| {
+        diagnostic
+            .span
+            .into_iter()
+            .chain(diagnostic.trace.iter().map(|frame| frame.call_site))
+            .find(|span| span.file == file)
+            .map_or(u32::MAX, |span| span.start)
+    };
+    unique.sort_by_key(position);
+    unique
 }
 
 /// The members of a used module, read from its source (through the overlay) without running
@@ -199,6 +241,8 @@ pub struct Analysis {
     /// In the order they were found.
     pub diagnostics: Vec<Diagnostic>,
     pub names: NameFacts,
+    /// Types and check outcomes recorded by the traces (with `Options::record_types`).
+    pub traces: Vec<TraceFacts>,
     pub status: Status,
     /// Lines the `TSL_LOG` channels in the options wrote.
     pub log: Vec<String>,
@@ -234,6 +278,7 @@ pub fn analyze(
         program: checked.program,
         diagnostics: collected.diagnostics,
         names: checked.names,
+        traces: checked.traces,
         status: checked.status,
         log: collected.log,
         interrupted: interrupt.load(std::sync::atomic::Ordering::Relaxed),

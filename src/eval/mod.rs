@@ -57,8 +57,28 @@ pub mod limits {
     pub const EVAL_DEPTH: usize = 20_000;
     /// Stack size for the interpreter thread: enough for `EVAL_DEPTH` in debug builds.
     pub const STACK_BYTES: usize = 1 << 30;
-    /// Longest list `range()` or list repetition may build.
+
+    std::thread_local! {
+        static THREAD_STACK: std::cell::Cell<usize> = const { std::cell::Cell::new(STACK_BYTES) };
+    }
+
+    /// Records that this thread's stack is `bytes` (when a thread with [`STACK_BYTES`] could
+    /// not be started, under a tight memory limit): interpreters made on it nest less deeply.
+    pub fn set_thread_stack(bytes: usize) {
+        THREAD_STACK.with(|stack| stack.set(bytes));
+    }
+
+    /// The nesting an interpreter on this thread allows: [`EVAL_DEPTH`], scaled down for a
+    /// smaller stack.
+    pub fn eval_depth() -> usize {
+        let stack = THREAD_STACK.with(std::cell::Cell::get).min(STACK_BYTES);
+        EVAL_DEPTH / (STACK_BYTES / stack.max(1 << 20))
+    }
+    /// Longest list `range()` or list repetition may build, and the most values `tolist()`
+    /// may make.
     pub const LIST_LENGTH: usize = 1 << 26;
+    /// The most values `tolist()` makes while tracing, where each element is a symbol.
+    pub const TRACED_LIST_LENGTH: usize = 1 << 16;
 }
 
 /// How the interpreter runs.
@@ -82,6 +102,9 @@ pub struct Options {
     /// `print` and `save` do nothing, and a definition that fails is reported without hiding
     /// the rest.
     pub analysis: bool,
+    /// Traces from annotations record the type of every value and what each `check` became,
+    /// for editors (`Interpreter::take_trace_facts`).
+    pub record_types: bool,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.
@@ -176,10 +199,14 @@ pub struct Interpreter {
     defining: Vec<(String, Span)>,
     /// How many error diagnostics went to the output.
     errors_reported: usize,
+    /// What traces from annotations recorded, when `Options::record_types` is set.
+    trace_facts: Vec<trace::TraceFacts>,
     /// The device eager code and compiled graphs run on.
     target: crate::backend::Target,
     /// The expression or statement evaluated last: where an internal error is reported.
     position: Option<Span>,
+    /// How deeply evaluations may nest on this thread's stack.
+    max_eval_depth: usize,
 }
 
 /// What running some source produced.
@@ -210,8 +237,10 @@ impl Interpreter {
             overlay: crate::source::Overlay::new(),
             defining: Vec::new(),
             errors_reported: 0,
+            trace_facts: Vec::new(),
             target: crate::backend::Target::default(),
             position: None,
+            max_eval_depth: limits::eval_depth(),
             options,
         }
     }
@@ -520,13 +549,13 @@ impl Interpreter {
         self.frame().scopes.pop();
     }
 
-    /// Runs `body` one evaluation level deeper, failing past [`limits::EVAL_DEPTH`] or once
+    /// Runs `body` one evaluation level deeper, failing past [`limits::eval_depth`] or once
     /// the interrupt flag is set.
     fn nested<T>(&mut self, span: Span, body: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if self.interrupt.load(Ordering::Relaxed) {
             return Err(session::interrupted(span));
         }
-        if self.eval_depth >= limits::EVAL_DEPTH {
+        if self.eval_depth >= self.max_eval_depth {
             return Err(
                 error(Code::RecursionLimit, span, "evaluation nested too deeply")
                     .with_help("simplify deeply nested calls or reduce recursion")

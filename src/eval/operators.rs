@@ -25,6 +25,16 @@ impl Interpreter {
         }
         let runtime = |value: &Value| matches!(value, Value::RuntimeScalar(_));
         let symbolic = |value: &Value| matches!(value, Value::SymInt(_) | Value::SymBool(_));
+        let division = matches!(op, BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem);
+        if division && (runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b)) {
+            // Host division: eager code refuses a zero divisor; so does the trace.
+            match &b {
+                Value::Int(0) | Value::Bool(false) => return Err(division_by_zero(span)),
+                Value::Float(x) if *x == 0.0 => return Err(division_by_zero(span)),
+                Value::SymInt(divisor) => self.trace_divisor(*divisor, span)?,
+                _ => {}
+            }
+        }
         if !runtime(&a) && !runtime(&b) && (symbolic(&a) || symbolic(&b)) {
             if let Some(value) = self.symbolic_binary(op, &a, &b, span)? {
                 return Ok(value);
@@ -46,8 +56,17 @@ impl Interpreter {
         match (op, &a, &b) {
             (BinaryOp::Eq, _, _) => Ok(Value::Bool(equal(&a, &b))),
             (BinaryOp::Ne, _, _) => Ok(Value::Bool(!equal(&a, &b))),
-            (BinaryOp::Add, Value::Str(x), Value::Str(y)) => Ok(Value::str(&format!("{x}{y}"))),
+            (BinaryOp::Add, Value::Str(x), Value::Str(y)) => {
+                if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
+                    return Err(too_long("string", span));
+                }
+                Ok(Value::str(&format!("{x}{y}")))
+            }
             (BinaryOp::Add, Value::List(x), Value::List(y)) => {
+                if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
+                    return Err(too_long("list", span));
+                }
+                reserve_values(x.len() + y.len(), span)?;
                 Ok(Value::list(x.iter().chain(y.iter()).cloned().collect()))
             }
             (BinaryOp::Mul, Value::List(items), Value::Int(count))
@@ -431,6 +450,26 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A string or list longer than [`limits::LIST_LENGTH`].
+fn too_long(what: &str, span: Span) -> Box<crate::diag::Diagnostic> {
+    error(
+        Code::ValueError,
+        span,
+        format!(
+            "a {what} of more than {} items is too long",
+            limits::LIST_LENGTH
+        ),
+    )
+    .into()
+}
+
+/// Fails with a `value-error` when a list of `count` values cannot be allocated now.
+pub(super) fn reserve_values(count: usize, span: Span) -> Result<()> {
+    let bytes = (count as u64).saturating_mul(std::mem::size_of::<Value>() as u64);
+    crate::backend::memory::reserve(bytes)
+        .map_err(|kernel| super::tensor::kernel_error(&kernel, span))
+}
+
 fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
     let count = usize::try_from(count).unwrap_or(0);
     if items.len().saturating_mul(count) > limits::LIST_LENGTH {
@@ -444,6 +483,7 @@ fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
         )
         .into());
     }
+    reserve_values(items.len().saturating_mul(count), span)?;
     Ok(Value::list(
         std::iter::repeat_n(items, count)
             .flatten()
@@ -453,15 +493,23 @@ fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
 }
 
 fn unsupported(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Box<crate::diag::Diagnostic> {
+    // Host numbers (known now, or only when a compiled graph runs) are worded as plain
+    // numbers are, so compiled and eager code report the same message.
+    let kinds = [a.kind(), b.kind()];
+    let numbers = kinds
+        .iter()
+        .all(|kind| matches!(kind.as_str(), "int" | "float" | "bool"));
+    let operands = if numbers && kinds.iter().any(|kind| kind == "float") {
+        "floats".to_string()
+    } else if numbers {
+        "ints".to_string()
+    } else {
+        format!("{} and {}", kinds[0], kinds[1])
+    };
     let diagnostic = error(
         Code::TypeError,
         span,
-        format!(
-            "`{}` is not defined for {} and {}",
-            op.symbol(),
-            a.kind(),
-            b.kind()
-        ),
+        format!("`{}` is not defined for {operands}", op.symbol()),
     );
     let help = match (a, b) {
         (Value::Str(_), _) | (_, Value::Str(_)) => {

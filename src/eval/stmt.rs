@@ -126,6 +126,9 @@ impl Interpreter {
     fn bind_target(&mut self, target: &Target, value: Value) -> Result<()> {
         match target {
             Target::Name(name) => {
+                if self.tracer.is_some() {
+                    self.record_type(name.span, &value);
+                }
                 self.define(name.name.clone(), value);
                 Ok(())
             }
@@ -149,6 +152,9 @@ impl Interpreter {
                     .into());
                 }
                 for (name, item) in names.iter().zip(&items) {
+                    if self.tracer.is_some() {
+                        self.record_type(name.span, item);
+                    }
                     self.define(name.name.clone(), item.clone());
                 }
                 if let Some(rest) = rest {
@@ -163,6 +169,9 @@ impl Interpreter {
     }
 
     fn assign_existing(&mut self, name: &Ident, value: Value) -> Result<()> {
+        if self.tracer.is_some() {
+            self.record_type(name.span, &value);
+        }
         if self.assign(&name.name, value) {
             return Ok(());
         }
@@ -215,7 +224,7 @@ impl Interpreter {
             Value::Bool(b) => (*b, Code::CheckFailed),
             Value::SymBool(cond) => return self.trace_check(*cond, &message_of, span),
             Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
-                self.require_one_bool(tensor, condition.span)?;
+                self.require_one_bool(&value, tensor, condition.span)?;
                 let template = message_of(self)?;
                 let scalar = matches!(value, Value::RuntimeScalar(_));
                 self.trace_device_check(tensor, template, scalar, span);
@@ -264,28 +273,35 @@ impl Interpreter {
         }
     }
 
-    /// A traced check on tensor data needs one `bool` element.
-    fn require_one_bool(&mut self, tensor: &TensorValue, span: Span) -> Result<()> {
+    /// A traced check on tensor data needs one `bool` element. A wrong dtype is reported as
+    /// eager code reports it for the same value (a tensor, or a host number).
+    fn require_one_bool(&mut self, value: &Value, tensor: &TensorValue, span: Span) -> Result<()> {
+        let message = match value {
+            Value::Tensor(_) => format!(
+                "`check` needs a bool or a one-element bool tensor, got a tensor {}",
+                tensor.meta()
+            ),
+            other => format!("`check` needs a bool condition, got {}", other.kind()),
+        };
         if tensor.dtype() != DType::Bool {
-            return Err(error(
-                Code::TypeError,
-                span,
-                format!(
-                    "`check` needs a bool condition, got a tensor {}",
-                    tensor.meta()
-                ),
-            )
-            .into());
+            return Err(error(Code::TypeError, span, message).into());
         }
         let dims = tensor.dims();
-        self.with_sizes(span, |sizes| {
-            let count = crate::graph::shape::numel(sizes, &dims)?;
-            sizes.require(count, Cmp::Eq, Dim::ONE, &|| {
-                "`check` needs a one-element bool tensor; reduce it with all(...) or any(...)"
-                    .to_string()
-            })
-        })
-        .map_err(|rule| super::tensor::rule_error(rule, span))
+        let count = self
+            .with_sizes(span, |sizes| crate::graph::shape::numel(sizes, &dims))
+            .map_err(|rule| super::tensor::rule_error(rule, span))?;
+        match count {
+            Dim::Known(1) => Ok(()),
+            Dim::Known(_) => Err(error(Code::TypeError, span, message).into()),
+            Dim::Sym(count) => {
+                let one = self.env().int(1);
+                let cond = self
+                    .env()
+                    .compare(Cmp::Eq, count, one)
+                    .map_err(|failure| error(Code::ValueError, span, failure.to_string()))?;
+                self.trace_requirement(cond, Code::TypeError, &message, span)
+            }
+        }
     }
 
     fn exec_check_size(&mut self, value: &Expr, max: Option<&Expr>, span: Span) -> Result<()> {

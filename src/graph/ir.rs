@@ -12,7 +12,7 @@ use std::fmt;
 
 use super::op::{BinaryOp, IndexSpec, Op};
 use super::shape::{Dim, Meta};
-use crate::diag::Frame;
+use crate::diag::{Code, Frame};
 use crate::dtype::DType;
 use crate::source::Span;
 use crate::sym::{ExprId, ShapeEnv, SymbolId};
@@ -118,10 +118,13 @@ pub enum NodeKind {
     /// one-element `f32` for `f32`.
     Item,
     /// A runtime assert on sizes and scalars: `check`, `check_size`, or an assumption a shape
-    /// rule made on its general path.
+    /// rule made on its general path. A failure reports `code` with the message: a check's
+    /// `check-failed`, or the error eager code raises where the rule's assumption fails (a
+    /// `shape-error` whose message shows the run's values).
     Assert {
         cond: ExprId,
         message: Template,
+        code: Code,
     },
     /// A `check` on tensor data: argument 0 is a one-element `bool` tensor. `scalar` marks
     /// a condition that was a host value in the user's code (`check x.sum().item() > 0.0`),
@@ -205,6 +208,8 @@ impl Node {
             | Op::Clamp { .. }
             | Op::Cumsum { .. }
             | Op::Diff { .. }
+            | Op::Sort { .. }
+            | Op::TopK { .. }
             | Op::Reshape { .. }
             | Op::Permute { .. }
             | Op::Squeeze { .. }

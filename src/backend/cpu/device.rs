@@ -37,7 +37,22 @@ impl Device for Cpu<'_> {
     }
 
     fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
-        super::run(op, inputs, self.rng)
+        let outputs = super::run(op, inputs, self.rng)?;
+        // A chunked kernel skips its remaining chunks once interrupted: its result is void.
+        if crate::backend::interrupt::requested() {
+            return Err(KernelError::Interrupted);
+        }
+        Ok(outputs)
+    }
+
+    fn reserve(
+        &mut self,
+        op: &Op,
+        operands: &[Tensor],
+        results: &[(DType, u64)],
+    ) -> Result<(), KernelError> {
+        let operands: Vec<&Tensor> = operands.iter().collect();
+        super::memory::reserve_for(op, &operands, results)
     }
 
     fn element(&mut self, tensor: &Tensor) -> Result<Scalar, KernelError> {

@@ -14,6 +14,7 @@
 //!   graph's output.
 
 mod branches;
+mod facts;
 mod inputs;
 mod outputs;
 mod record;
@@ -23,12 +24,14 @@ mod symbolic;
 
 use std::collections::HashMap;
 
+pub(in crate::eval) use facts::Became;
+pub use facts::{CheckFact, Recording, TraceFacts, TypeFact};
 pub use inputs::{DynamicPolicy, TraceRequest};
 pub use sizes::TraceSizes;
 pub use symbolic::Ask;
 
 use super::value::{TensorValue, Value};
-use crate::diag::{Diagnostic, Frame};
+use crate::diag::{Code, Diagnostic, Frame};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Template, ValueRef};
 use crate::graph::shape::{Dim, Meta};
 use crate::source::Span;
@@ -61,6 +64,11 @@ pub struct Tracer {
     /// The global names the trace read (a cached graph is only valid while they keep their
     /// values).
     pub globals: Vec<crate::eval::compile::cache::GlobalRead>,
+    /// For a symbol made inside a function the traced code called (a std function, a
+    /// helper), that call: an origin note names it, so the user sees what they called.
+    pub origin_calls: HashMap<SymbolId, Frame>,
+    /// Types and check outcomes for editors, when the interpreter records them.
+    pub recording: Option<Recording>,
 }
 
 impl Tracer {
@@ -77,6 +85,8 @@ impl Tracer {
             names: HashMap::new(),
             call_base: 0,
             globals: Vec::new(),
+            origin_calls: HashMap::new(),
+            recording: None,
         }
     }
 
@@ -156,6 +166,14 @@ impl Tracer {
         self.pending_fresh.push(symbol);
     }
 
+    /// Remembers the outermost call of `trace` (innermost first), if any, as where `symbol`
+    /// was made from the traced function's point of view.
+    pub fn note_origin_call(&mut self, symbol: SymbolId, trace: &[Frame]) {
+        if let Some(outermost) = trace.last() {
+            self.origin_calls.insert(symbol, outermost.clone());
+        }
+    }
+
     /// The bindings of the symbols made during the current operation, located in its outputs.
     pub fn take_binds(&mut self, outputs: &[Meta]) -> Vec<(SymbolId, BindSource)> {
         let fresh = std::mem::take(&mut self.pending_fresh);
@@ -174,15 +192,23 @@ impl Tracer {
     }
 
     /// Emits a node for every runtime assert the environment recorded since the last call,
-    /// with `message`.
-    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) {
+    /// failing with `code` and `message`; returns their conditions.
+    pub fn emit_asserts(
+        &mut self,
+        code: Code,
+        message: &Template,
+        span: Span,
+        trace: &[Frame],
+    ) -> Vec<ExprId> {
         let asserts = self.graph.env.runtime_asserts()[self.asserts_seen..].to_vec();
         self.asserts_seen += asserts.len();
+        let conditions = asserts.iter().map(|recorded| recorded.cond).collect();
         for recorded in asserts {
             self.push(
                 NodeKind::Assert {
                     cond: recorded.cond,
                     message: message.clone(),
+                    code,
                 },
                 Vec::new(),
                 Vec::new(),
@@ -190,6 +216,7 @@ impl Tracer {
                 trace.to_vec(),
             );
         }
+        conditions
     }
 
     /// Appends an operation node, or returns the identical pure node recorded before.

@@ -40,7 +40,12 @@ fn broadcast_pair(x: Dim, y: Dim, a: &[Dim], b: &[Dim], sizes: &mut dyn Sizes) -
         sizes.show(x),
         sizes.show(y)
     );
-    sizes.require(x, Cmp::Eq, y, &|| message.clone())?;
+    let assumption = format!(
+        "sizes {} and {} are equal (compiled code does not broadcast a size from data as 1)",
+        sizes.show(x),
+        sizes.show(y)
+    );
+    sizes.assume_general(x, Cmp::Eq, y, &|| message.clone(), &|| assumption.clone())?;
     Ok(x)
 }
 
@@ -75,7 +80,7 @@ pub fn binary(op: BinaryOp, a: &Meta, b: &Meta, sizes: &mut dyn Sizes) -> RuleRe
 /// The dtype a unary operation produces.
 pub fn unary_dtype(op: UnaryOp, input: DType) -> RuleResult<DType> {
     Ok(match op {
-        UnaryOp::Not => DType::Bool,
+        _ if op.is_predicate() => DType::Bool,
         UnaryOp::Neg if input == DType::Bool => {
             return Err(RuleError::type_error("cannot negate a bool tensor")
                 .with_help("use `not x` for logical negation"));

@@ -17,6 +17,7 @@ use super::Buffer;
 use super::eval::{Context, Scratch};
 use super::partition::Partition;
 use super::slot::{Lane, Segment, Side};
+use crate::backend::interrupt::Interrupt;
 use crate::dtype::DType;
 use crate::graph::fused::{Domain, FusedKernel, OutputKind};
 
@@ -53,6 +54,7 @@ pub(super) fn collect(
     value: usize,
     dtype: DType,
     failure: &Failure,
+    interrupt: &Interrupt,
 ) -> Buffer {
     let domain = context.kernel.body[value].domain;
     let segments = Segments::new(plan.segments_in_order(domain));
@@ -62,6 +64,7 @@ pub(super) fn collect(
         value,
         domain,
         failure,
+        interrupt,
     };
     match dtype {
         DType::I64 => Buffer::I64(target.collect::<i64>()),
@@ -120,6 +123,8 @@ struct Target<'t> {
     value: usize,
     domain: Domain,
     failure: &'t Failure,
+    /// Ctrl-C: segments not yet computed are skipped (their values are left as zeros).
+    interrupt: &'t Interrupt,
 }
 
 /// A worker's state: its scratch and which segment it holds.
@@ -212,6 +217,9 @@ impl Target<'_> {
     }
 
     fn evaluate(&self, worker: &mut Worker, segment: Segment) {
+        if self.interrupt.requested() {
+            return;
+        }
         let mut failed = None;
         self.context
             .evaluate(segment, &mut worker.scratch, &mut failed);
