@@ -11,7 +11,9 @@ pub mod cpu;
 mod dispatch;
 pub mod error;
 pub mod exec;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod host;
 
-pub use dispatch::{Dispatch, Target, Tensor};
+pub use dispatch::{DeviceKind, Dispatch, Target, Tensor};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};

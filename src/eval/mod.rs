@@ -73,6 +73,9 @@ pub struct Options {
     /// Run compiled graphs without fusing their elementwise operations (each op is its own
     /// kernel), to compare with fused runs.
     pub unfused: bool,
+    /// Where eager code and compiled graphs compute (`--device`); opened by
+    /// [`Interpreter::use_device`].
+    pub device: crate::backend::DeviceKind,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.
@@ -162,6 +165,9 @@ pub struct Interpreter {
     profile: Option<crate::backend::exec::Profile>,
     /// The device eager code and compiled graphs run on.
     target: crate::backend::Target,
+    /// The GPU once opened, kept when the session switches back to the CPU.
+    #[cfg(feature = "gpu")]
+    gpu: Option<crate::backend::gpu::Gpu>,
 }
 
 /// What running some source produced.
@@ -190,8 +196,50 @@ impl Interpreter {
             unoptimized: Vec::new(),
             profile: options.profile.then(Default::default),
             target: crate::backend::Target::default(),
+            #[cfg(feature = "gpu")]
+            gpu: None,
             options,
         }
+    }
+
+    /// Computes on `kind` from now on (opening the GPU the first time). Values computed
+    /// before stay where they are and move when an operation on the new device needs them.
+    pub fn use_device(&mut self, kind: crate::backend::DeviceKind) -> Result<()> {
+        use crate::backend::{DeviceKind, Target};
+        match kind {
+            DeviceKind::Cpu => self.target = Target::Cpu,
+            #[cfg(feature = "gpu")]
+            DeviceKind::Gpu => {
+                let gpu = match &self.gpu {
+                    Some(gpu) => gpu.clone(),
+                    None => crate::backend::gpu::Gpu::open().map_err(|error| {
+                        Box::new(
+                            Diagnostic::without_span(Code::InputError, error.message())
+                                .with_help(error.help()),
+                        )
+                    })?,
+                };
+                self.gpu = Some(gpu.clone());
+                self.target = Target::Gpu(gpu);
+            }
+            #[cfg(not(feature = "gpu"))]
+            DeviceKind::Gpu => {
+                return Err(Box::new(
+                    Diagnostic::without_span(
+                        Code::InputError,
+                        "this build of tsl has no GPU support (built without the `gpu` feature)",
+                    )
+                    .with_help("rebuild with the default features, or run with `--device cpu`"),
+                ));
+            }
+        }
+        self.options.device = kind;
+        Ok(())
+    }
+
+    /// The device the session computes on, described (`cpu`, `gpu (llvmpipe ...)`).
+    pub fn device(&self) -> String {
+        self.target.describe()
     }
 
     /// The profile of the compiled runs so far (`None` unless `Options::profile` is set).

@@ -25,18 +25,27 @@ use super::rewrite::{for_each_use, retain};
 use crate::graph::fused::{Fusible, fusible};
 use crate::graph::ir::{Arg, Graph, Node, NodeId, NodeKind, Part, ValueRef};
 use crate::graph::op::Op;
-use crate::graph::shape::Dim;
+use crate::graph::shape::{Dim, Meta};
 
 /// What a device lets the pass form.
 #[derive(Clone, Debug)]
 pub struct FusionPolicy {
     /// The most members in one group.
     pub max_members: usize,
+    /// Whether groups may hold reductions (per row or over everything).
+    pub reductions: bool,
+    /// The most tensors (operands plus outputs) one kernel may bind; a group needing more
+    /// stays unfused.
+    pub max_tensors: usize,
 }
 
 impl Default for FusionPolicy {
     fn default() -> FusionPolicy {
-        FusionPolicy { max_members: 64 }
+        FusionPolicy {
+            max_members: 64,
+            reductions: true,
+            max_tensors: usize::MAX,
+        }
     }
 }
 
@@ -53,7 +62,7 @@ pub fn fuse(graph: &mut Graph, policy: &FusionPolicy) {
         }
     }
     let groups = find_groups(graph, policy);
-    rewrite(graph, &groups);
+    rewrite(graph, &groups, policy);
 }
 
 /// The kind of value a member computes.
@@ -84,11 +93,14 @@ fn find_groups(graph: &Graph, policy: &FusionPolicy) -> Vec<Group> {
         if let Some(group) = &mut open
             && group.members.len() < policy.max_members
             && let Some(value) = joins(graph, group, node)
+            && (policy.reductions || value == Value::Element)
         {
             group.add(index, node, value);
             continue;
         }
-        let candidate = start(graph, index, node);
+        let candidate = start(graph, index, node).filter(|_| {
+            policy.reductions || !matches!(member_op(node), Some(Fusible::Reduce { .. }))
+        });
         if candidate.is_some() || open.as_ref().is_some_and(|group| breaks(group, node)) {
             groups.extend(open.take().filter(|group| group.members.len() > 1));
         }
@@ -254,7 +266,7 @@ impl Group {
 }
 
 /// Replaces each group by one fused node at the place of its last member.
-fn rewrite(graph: &mut Graph, groups: &[Group]) {
+fn rewrite(graph: &mut Graph, groups: &[Group], policy: &FusionPolicy) {
     let mut live = vec![true; graph.nodes.len()];
     let mut moved: HashMap<usize, ValueRef> = HashMap::new();
     let mut fused = Vec::new();
@@ -265,6 +277,9 @@ fn rewrite(graph: &mut Graph, groups: &[Group]) {
         else {
             continue;
         };
+        if kernel.inputs.len() + kernel.outputs.len() > policy.max_tensors {
+            continue;
+        }
         let last = *group.members.last().expect("a group has members");
         let mut output = 0;
         for (&member, escapes) in group.members.iter().zip(&escaping) {
@@ -326,4 +341,46 @@ fn escaping(graph: &Graph, members: &[usize]) -> Vec<bool> {
     }
     graph.output.visit_values(&mut mark);
     escapes
+}
+
+/// The kernel of one elementwise op on operands of `inputs` (0-d for host scalars) giving
+/// `output`: what a device that runs every elementwise op as a fused kernel runs for an op
+/// that was not fused. `None` for an op that is not elementwise.
+pub fn single(op: &Op, inputs: &[Meta], output: &Meta) -> Option<crate::graph::fused::FusedKernel> {
+    if !matches!(
+        op,
+        Op::Binary(_) | Op::Unary(_) | Op::Cast(_) | Op::Where | Op::Clamp { .. }
+    ) {
+        return None;
+    }
+    let mut graph = Graph::new("op", crate::sym::ShapeEnv::new());
+    let mut args = Vec::with_capacity(inputs.len());
+    for (position, meta) in inputs.iter().enumerate() {
+        let id = graph.push(Node {
+            kind: NodeKind::Input {
+                path: vec![position],
+                name: format!("x{position}"),
+            },
+            args: Vec::new(),
+            outputs: vec![meta.clone()],
+            binds: Vec::new(),
+            span: crate::source::Span::default(),
+            trace: Vec::new(),
+        });
+        args.push(Arg::Tensor(ValueRef {
+            node: id,
+            output: 0,
+        }));
+    }
+    let member = graph.nodes.len();
+    graph.push(Node {
+        kind: NodeKind::Op(op.clone()),
+        args,
+        outputs: vec![output.clone()],
+        binds: Vec::new(),
+        span: crate::source::Span::default(),
+        trace: Vec::new(),
+    });
+    let (kernel, _) = build::build(&graph, &[member], &[true], &output.shape, false)?;
+    Some(kernel)
 }
