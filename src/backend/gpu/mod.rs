@@ -106,6 +106,26 @@ impl Gpu {
         }))
     }
 
+    /// Reports a failure the work queued at the current site found, now (an op that reads a
+    /// size back cannot go on with a wrong one). A failure of an earlier site stays queued
+    /// for the executor's sync, which reports it instead of this op's error.
+    pub(crate) fn fail_now(&self) -> Result<(), KernelError> {
+        transfer::recycle_slots(self)?;
+        let mut state = self.state()?;
+        let site = state.site;
+        let Some(found) = state.found.take_if(|found| found.site == site) else {
+            return match state.found {
+                Some(_) => Err(KernelError::Internal("an earlier operation failed".into())),
+                None => Ok(()),
+            };
+        };
+        drop(state);
+        match transfer::resolve_report(self, &found.report, found.position)? {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
     fn state(&self) -> Result<MutexGuard<'_, State>, KernelError> {
         self.0.state.lock().map_err(|_| poisoned())
     }

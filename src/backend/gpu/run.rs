@@ -85,18 +85,37 @@ impl Gpu {
                     .collect::<Result<Vec<_>, _>>()?;
                 one(self.cat(&unsqueezed, *dim, &outputs)?)
             }
-            Op::Reduce { .. }
-            | Op::Cumsum { .. }
-            | Op::Diff { .. }
-            | Op::IndexSelect { .. }
-            | Op::Gather { .. }
-            | Op::Index { .. }
-            | Op::Nonzero
-            | Op::MaskedSelect
-            | Op::RepeatInterleave { .. }
-            | Op::RepeatIndices
-            | Op::Unique
-            | Op::MatMul => self.on_host(op, &inputs, rng),
+            Op::Reduce {
+                op: reduce, dims, ..
+            } => {
+                let output = outputs.first().ok_or_else(|| arity(op))?;
+                one(self.reduce(
+                    *reduce,
+                    input()?,
+                    dims.as_deref(),
+                    output.dtype,
+                    &sizes(&output.shape)?,
+                )?)
+            }
+            Op::Cumsum { dim } => one(self.cumsum(input()?, *dim)?),
+            Op::Diff { dim } => one(self.diff(input()?, *dim)?),
+            Op::IndexSelect { dim } => {
+                one(self.index_select(input()?, *dim, second(op, &inputs)?)?)
+            }
+            Op::Gather { dim } => one(self.gather(input()?, *dim, second(op, &inputs)?)?),
+            Op::Index { items } => one(self.index(input()?, items, &inputs[1..])?),
+            Op::Nonzero => one(self.nonzero(input()?)?),
+            Op::MaskedSelect => one(self.masked_select(input()?, second(op, &inputs)?)?),
+            Op::RepeatInterleave { dim } => {
+                one(self.repeat_interleave(input()?, second(op, &inputs)?, *dim)?)
+            }
+            Op::RepeatIndices => one(self.repeat_indices(input()?)?),
+            // Sorting for `unique` runs on the host; its size must be read back anyway.
+            Op::Unique => self.on_host(op, &inputs, rng),
+            Op::MatMul => {
+                let output = outputs.first().ok_or_else(|| arity(op))?;
+                one(self.matmul(input()?, second(op, &inputs)?, &sizes(&output.shape)?)?)
+            }
             Op::Fused(_) => unreachable!("fused kernels return above"),
         }
     }
@@ -155,6 +174,10 @@ impl Gpu {
         }
         Ok(output)
     }
+}
+
+fn second<'t>(op: &Op, inputs: &'t [Tensor]) -> Result<&'t Tensor, KernelError> {
+    inputs.get(1).ok_or_else(|| arity(op))
 }
 
 fn meta(tensor: &Tensor) -> Meta {

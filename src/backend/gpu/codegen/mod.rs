@@ -8,7 +8,12 @@
 //! accepts, and pipelines are cached by their source.
 
 pub mod assert;
+pub mod compact;
 pub mod elementwise;
+pub mod gather;
+pub mod matmul;
+pub mod reduce;
+pub mod scan;
 mod wgsl;
 
 pub use wgsl::{storage_type, workgroup_size};
