@@ -3,6 +3,7 @@
 //! This module has no rendering dependencies; `diag::render` turns diagnostics into text
 //! (ariadne) or JSON lines.
 
+pub mod panic;
 pub mod render;
 
 use std::fmt;
@@ -267,13 +268,17 @@ impl Diagnostic {
         Diagnostic::new(code, Severity::Note, Some(span), message.into())
     }
 
-    /// An error with no source location, such as a script file that cannot be read.
     /// A bug in TSL itself (`internal-error`), with the request to report it.
     pub fn internal(span: Span, message: impl std::fmt::Display) -> Diagnostic {
-        Diagnostic::error(Code::InternalError, span, format!("internal error: {message}"))
-            .with_help("this is a bug in TSL, not in your program: please report it with the program that triggered it (--eager avoids the compiler meanwhile)")
+        Diagnostic::error(
+            Code::InternalError,
+            span,
+            format!("internal error: {message}"),
+        )
+        .with_help(REPORT_HELP)
     }
 
+    /// An error with no source location, such as a script file that cannot be read.
     pub fn without_span(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, Severity::Error, None, message.into())
     }
@@ -358,6 +363,9 @@ impl Diagnostic {
         self.severity == Severity::Error
     }
 }
+
+/// The help of every `internal-error`: whose fault it is and what to do.
+pub const REPORT_HELP: &str = "this is a bug in TSL, not in your program: please report it with the program that triggered it (--eager avoids the compiler meanwhile)";
 
 /// The result of a stage that stops at the first error.
 pub type Result<T, E = Box<Diagnostic>> = std::result::Result<T, E>;

@@ -118,7 +118,9 @@ fn main() -> ExitCode {
         Some(Command::Check { files }) => on_interpreter_thread(format, move |interpreter| {
             let mut status = Status::Ok;
             for file in &files {
-                if tsl::check::check_file(interpreter, file) == Status::Failed {
+                let checked = interpreter
+                    .reporting_panics(|interpreter| tsl::check::check_file(interpreter, file));
+                if checked == Status::Failed {
                     status = Status::Failed;
                 }
             }
@@ -130,7 +132,9 @@ fn main() -> ExitCode {
             dot,
             fused,
         }) => on_interpreter_thread(format, move |interpreter| {
-            print_graph(interpreter, &file, &function, GraphForm { dot, fused })
+            interpreter.reporting_panics(|interpreter| {
+                print_graph(interpreter, &file, &function, GraphForm { dot, fused })
+            })
         }),
         Some(Command::Explain { code }) => explain(&code),
         None => match cli.file {
@@ -144,15 +148,17 @@ fn main() -> ExitCode {
 fn run(file: &Path, options: &RunOptions, format: Format) -> ExitCode {
     let file = file.to_path_buf();
     let options = options.clone();
-    on_big_stack(move || run_on_this_thread(&file, &options, format))
+    on_big_stack(format, move || run_on_this_thread(&file, &options, format))
 }
 
 /// Runs the REPL.
 fn repl(options: &RunOptions, format: Format) -> ExitCode {
     let options = options.clone();
-    on_big_stack(move || match interpreter_options(&options, format) {
-        Some(options) => tsl::repl::run(options, format),
-        None => Status::Failed,
+    on_big_stack(format, move || {
+        match interpreter_options(&options, format) {
+            Some(options) => tsl::repl::run(options, format),
+            None => Status::Failed,
+        }
     })
 }
 
@@ -161,7 +167,7 @@ fn on_interpreter_thread(
     format: Format,
     body: impl FnOnce(&mut Interpreter) -> Status + Send + 'static,
 ) -> ExitCode {
-    on_big_stack(move || {
+    on_big_stack(format, move || {
         let mut output = Terminal::new(format);
         let log = log_channels(&mut output);
         let options = Options {
@@ -173,11 +179,20 @@ fn on_interpreter_thread(
     })
 }
 
-fn on_big_stack(body: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
+/// Runs `body` on a thread with the interpreter's large stack. A panic that escapes the
+/// interpreter's own guard is still reported as an internal error, never silently.
+fn on_big_stack(format: Format, body: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
+    let guarded = move || {
+        tsl::diag::panic::catch(body).unwrap_or_else(|panic| {
+            let mut output = Terminal::new(format);
+            output.diagnostic(&SourceMap::new(), &panic.diagnostic(None));
+            Status::Failed
+        })
+    };
     let worker = std::thread::Builder::new()
         .name("tsl".to_string())
         .stack_size(limits::STACK_BYTES)
-        .spawn(body);
+        .spawn(guarded);
     let status = match worker.map(std::thread::JoinHandle::join) {
         Ok(Ok(status)) => status,
         _ => Status::Failed,
@@ -249,7 +264,7 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
         interpreter.report(&diagnostic);
         return Status::Failed;
     }
-    let status = interpreter.run_file(file);
+    let status = interpreter.reporting_panics(|interpreter| interpreter.run_file(file));
     if let Some(profile) = interpreter.profile() {
         if profile.is_empty() {
             eprintln!("profile: no compiled function ran");

@@ -130,6 +130,63 @@ impl SourceMap {
     }
 }
 
+/// Unsaved text that stands in for files on disk: the buffers an editor has open. Reading a
+/// file through an overlay gives its text here when there is one, so a script and the modules
+/// it uses are checked as they are being edited.
+#[derive(Clone, Debug, Default)]
+pub struct Overlay {
+    files: std::collections::HashMap<PathBuf, String>,
+}
+
+impl Overlay {
+    pub fn new() -> Overlay {
+        Overlay::default()
+    }
+
+    /// Sets the text of the file at `path` (an absolute path).
+    pub fn insert(&mut self, path: PathBuf, text: String) {
+        let key = Overlay::key(&path);
+        self.files.insert(key, text);
+    }
+
+    pub fn remove(&mut self, path: &std::path::Path) {
+        self.files.remove(&Overlay::key(path));
+    }
+
+    /// The overlaid text of `path`, if any.
+    pub fn get(&self, path: &std::path::Path) -> Option<&str> {
+        if self.files.is_empty() {
+            return None;
+        }
+        self.files.get(&Overlay::key(path)).map(String::as_str)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The same key for every spelling of a path: resolved through the file system when the
+    /// file exists (symbolic links, `..`), else with `.` and `..` removed lexically.
+    fn key(path: &std::path::Path) -> PathBuf {
+        std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
+    }
+}
+
+/// A path with `.` and `..` components resolved lexically.
+pub fn normalize(path: &std::path::Path) -> PathBuf {
+    let mut normal = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if normal.file_name().is_some() => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    normal
+}
+
 /// A printable `file:line:column`.
 pub struct Location<'a> {
     pub name: &'a str,
@@ -159,6 +216,20 @@ mod tests {
         let eq = file.text.rfind('=').unwrap();
         assert_eq!(file.line_column(eq), (2, 7));
         assert_eq!(map.location(Span::new(id, 10, 13)).to_string(), "a.tsl:2:1");
+    }
+
+    #[test]
+    fn an_overlay_matches_every_spelling_of_a_path() {
+        let mut overlay = Overlay::new();
+        overlay.insert(PathBuf::from("/no/such/dir/a.tsl"), "let x = 1".to_string());
+        let spelled = std::path::Path::new("/no/such/./dir/b/../a.tsl");
+        assert_eq!(overlay.get(spelled), Some("let x = 1"));
+        assert_eq!(
+            overlay.get(std::path::Path::new("/no/such/dir/b.tsl")),
+            None
+        );
+        overlay.remove(spelled);
+        assert!(overlay.is_empty());
     }
 
     #[test]

@@ -44,7 +44,14 @@ fn tsl_check_reports_exactly_the_static_errors() {
                 .filter(|want| want.static_only || ALWAYS_STATIC.contains(&want.code.as_str()));
             for want in must_report {
                 let found = run.diagnostics.iter().any(|reported| {
-                    reported.code == want.code && reported.line_in(&name) == Some(want.line)
+                    reported.code == want.code
+                        && reported.line_in(&name) == Some(want.line)
+                        && want.help.as_ref().is_none_or(|help| {
+                            reported
+                                .help
+                                .as_ref()
+                                .is_some_and(|got| got.contains(help.as_str()))
+                        })
                 });
                 if !found {
                     failures.push(format!(
@@ -57,4 +64,64 @@ fn tsl_check_reports_exactly_the_static_errors() {
         failures
     });
     assert!(failures.is_empty(), "\n{}\n", failures.join("\n\n"));
+}
+
+/// The builtin table's signatures say what running a builtin accepts: `tsl check` reports a
+/// call with no arguments, or with one positional argument too many, exactly when running it
+/// fails (with the same code) and never when running fails for another reason.
+#[test]
+fn builtin_signatures_agree_with_running_them() {
+    let failures = on_big_stack(|| {
+        let mut failures = Vec::new();
+        for def in tsl::eval::builtin_defs() {
+            let params: Vec<_> = def.params().collect();
+            let mut calls = Vec::new();
+            let positional = params.iter().take_while(|param| !param.variadic).count();
+            let too_many = vec!["1"; positional + 1].join(", ");
+            if def.is_function() {
+                calls.push(format!("{}()", def.name()));
+                if positional == params.len() {
+                    calls.push(format!("{}({too_many})", def.name()));
+                }
+            }
+            if def.is_method() {
+                calls.push(format!("zeros(2).{}()", def.name()));
+                if positional == params.len() && positional > 0 {
+                    let too_many = vec!["1"; positional].join(", ");
+                    calls.push(format!("zeros(2).{}({too_many})", def.name()));
+                }
+            }
+            for call in calls {
+                let text = format!("let result = {call}\n");
+                let ran = common::run_source("call.tsl", &text, tsl::eval::Options::default());
+                let checked = common::check_source("call.tsl", &text);
+                let is_arity = |message: &str| {
+                    message.contains("is missing the argument") || message.contains("takes at most")
+                };
+                let statically: Vec<String> = checked
+                    .diagnostics
+                    .iter()
+                    .filter(|d| is_arity(&d.message))
+                    .map(|d| d.code.clone())
+                    .collect();
+                let first_error = ran
+                    .diagnostics
+                    .iter()
+                    .find(|d| d.severity == Severity::Error);
+                let agree = match (statically.as_slice(), first_error) {
+                    ([code], Some(error)) => *code == error.code,
+                    ([], error) => error.is_none_or(|error| !is_arity(&error.message)),
+                    _ => false,
+                };
+                if !agree {
+                    failures.push(format!(
+                        "{call}: running reports {:?}, tsl check {statically:?}",
+                        first_error.map(|error| &error.message)
+                    ));
+                }
+            }
+        }
+        failures
+    });
+    assert!(failures.is_empty(), "\n{}\n", failures.join("\n"));
 }

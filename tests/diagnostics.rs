@@ -118,3 +118,17 @@ snapshot!(
     recompile_limit,
     "@compile(dynamic = false)\nfn total(x) { return x.sum() }\nfor n in range(1, 10) { total(ones(n)) }\ncheck false\n"
 );
+snapshot!(
+    recompile_limit_float,
+    "@compile\nfn scaled(x: f32[n], scale: float) { return x * scale }\nfor i in range(9) { scaled(ones(2), float(i)) }\ncheck false\n"
+);
+snapshot!(
+    hint_python_constants,
+    "let ready = True\nif ready == None { print(1) }\n"
+);
+snapshot!(hint_f_string, "let n = 3\nprint(f\"n = {n}\")\n");
+snapshot!(
+    hint_python_keywords,
+    "def double(x):\n    return 2 * x\nif double(1) > 1:\n    print(\"big\")\n"
+);
+snapshot!(hint_invert_float, "let x = tensor([1.0, 0.0])\nprint(~x)\n");

@@ -9,6 +9,23 @@ use tsl::eval::{Interpreter, Options};
 
 /// The printed graph of `function` in `source`, with notes the trace left.
 fn graph(source: &'static str, function: &'static str) -> String {
+    render(source, function, |traced, interpreter| {
+        tsl::graph::print::print_graph(traced, Some(interpreter.sources()))
+    })
+}
+
+/// The graph of `function` in `source` as `tsl graph --dot` writes it.
+fn dot(source: &'static str, function: &'static str) -> String {
+    render(source, function, |traced, _| {
+        tsl::graph::dot::to_dot(traced)
+    })
+}
+
+fn render(
+    source: &'static str,
+    function: &'static str,
+    show: fn(&tsl::graph::ir::Graph, &Interpreter) -> String,
+) -> String {
     on_big_stack(move || {
         let captured = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let mut interpreter = Interpreter::new(
@@ -21,7 +38,7 @@ fn graph(source: &'static str, function: &'static str) -> String {
         let function = module.function(function).expect("the function exists");
         let (traced, notes) = interpreter.trace_from_annotations(&function);
         let traced = traced.unwrap_or_else(|diagnostic| panic!("the trace fails: {diagnostic:?}"));
-        let mut text = tsl::graph::print::print_graph(&traced.graph, Some(interpreter.sources()));
+        let mut text = show(&traced.graph, &interpreter);
         for note in notes {
             text.push_str("note: ");
             text.push_str(&note.message);
@@ -160,3 +177,13 @@ graph_snapshot!(
     "f",
     "let table = arange(4).float()\n@compile\nfn f(x: f32[n]) {\n    let unused = x.exp()\n    let a = (x * 2.0).relu()\n    let b = (x * 2.0).relu()\n    let same = x.reshape(n).float()\n    return a + b + same + ones(3).sum()\n}\n"
 );
+
+#[test]
+fn dot_draws_data_dependent_sizes_from_their_binder() {
+    // Dashed edges go from the `item` that binds u0 to the asserts and the narrow that need
+    // its value, and from the mask indexing that binds u1 to the print that shows it.
+    insta::assert_snapshot!(dot(
+        "@compile\nfn head(x: f32[n], k: i64[1]) {\n    let u = k.item()\n    check_size u\n    check u <= x.size(0), \"want {u} of {x.size(0)}\"\n    let kept = x[x > 0.0]\n    print(\"kept\", kept.size(0))\n    return [x.narrow(0, 0, u), kept * 2.0]\n}\n",
+        "head"
+    ));
+}

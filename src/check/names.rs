@@ -1,24 +1,44 @@
 //! Static name and arity checks for `tsl check`: every name used is defined where it is used
 //! (locals in program order, module globals, builtins), members of used modules exist,
-//! assignments target declared variables, and calls of user functions pass arguments their
-//! parameters accept. Nothing runs.
+//! assignments target declared variables, and calls of user functions and builtins pass
+//! arguments their parameters accept. Nothing runs. Along the way the resolver records what
+//! every name refers to and where each local is visible ([`NameFacts`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::arity;
+use super::facts::{Binding, Definition, DefinitionKind, NameFacts, Reference};
 use crate::diag::{Code, Diagnostic};
 use crate::source::Span;
 use crate::syntax::ast::{
-    Arg, Block, DimAnn, Else, Expr, ExprKind, FnDef, IndexItem, Item, Program, StmtKind, StrPart,
-    Target, TypeKind,
+    Arg, Block, DimAnn, Else, Expr, ExprKind, FnDef, IndexItem, Item, Program, Stmt, StmtKind,
+    StrPart, Target, TypeKind, UseDecl, UseTarget,
 };
 
 /// What a global name is.
 #[derive(Clone, Debug)]
 pub enum Global {
     Function(Signature),
-    Module(Rc<Members>),
-    Variable,
+    /// A used module: its members (`None` when they are not known: a module that cannot be
+    /// read, or one a used module uses), and the name the `use` binds.
+    Module {
+        members: Option<Rc<Members>>,
+        span: Span,
+    },
+    /// A top-level `let`, defined at this span.
+    Variable(Span),
+}
+
+impl Global {
+    fn definition(&self) -> Definition {
+        let (kind, span) = match self {
+            Global::Function(signature) => (DefinitionKind::Function, signature.span),
+            Global::Module { span, .. } => (DefinitionKind::Module, *span),
+            Global::Variable(span) => (DefinitionKind::Global, *span),
+        };
+        Definition::Source { kind, span }
+    }
 }
 
 /// The members of a used module.
@@ -49,7 +69,7 @@ impl Signature {
 /// The globals a program defines: functions, uses (through `modules`) and top-level lets.
 pub fn globals(
     program: &Program,
-    modules: &mut dyn FnMut(&crate::syntax::ast::UseDecl) -> Option<Rc<Members>>,
+    modules: &mut dyn FnMut(&UseDecl) -> Option<Rc<Members>>,
 ) -> Members {
     let mut globals = Members::new();
     for item in &program.items {
@@ -61,14 +81,15 @@ pub fn globals(
                 );
             }
             Item::Use(decl) => {
-                if let (Some(name), Some(members)) = (use_name(decl), modules(decl)) {
-                    globals.insert(name, Global::Module(members));
+                if let Some((name, span)) = use_binding(decl) {
+                    let members = modules(decl);
+                    globals.insert(name, Global::Module { members, span });
                 }
             }
             Item::Stmt(stmt) => {
                 if let StmtKind::Let(target, _) = &stmt.kind {
-                    for name in target_names(target) {
-                        globals.entry(name).or_insert(Global::Variable);
+                    for (name, span) in target_names(target) {
+                        globals.entry(name).or_insert(Global::Variable(span));
                     }
                 }
             }
@@ -78,40 +99,53 @@ pub fn globals(
 }
 
 /// The name a `use` binds.
-pub fn use_name(decl: &crate::syntax::ast::UseDecl) -> Option<String> {
+pub fn use_name(decl: &UseDecl) -> Option<String> {
+    use_binding(decl).map(|(name, _)| name)
+}
+
+/// The name a `use` binds and where it is written (the alias, or the module's last part).
+pub fn use_binding(decl: &UseDecl) -> Option<(String, Span)> {
     match (&decl.alias, &decl.target) {
-        (Some(alias), _) => Some(alias.name.to_string()),
-        (None, crate::syntax::ast::UseTarget::Std(path)) => {
-            path.last().map(|part| part.name.to_string())
-        }
-        (None, crate::syntax::ast::UseTarget::File(..)) => None,
+        (Some(alias), _) => Some((alias.name.to_string(), alias.span)),
+        (None, UseTarget::Std(path)) => path.last().map(|part| (part.name.to_string(), part.span)),
+        (None, UseTarget::File(..)) => None,
     }
 }
 
-fn target_names(target: &Target) -> Vec<String> {
+fn target_names(target: &Target) -> Vec<(String, Span)> {
     match target {
-        Target::Name(name) => vec![name.name.to_string()],
+        Target::Name(name) => vec![(name.name.to_string(), name.span)],
         Target::List { names, rest, .. } => names
             .iter()
             .chain(rest)
-            .map(|name| name.name.to_string())
+            .map(|name| (name.name.to_string(), name.span))
             .collect(),
     }
 }
 
-/// Checks a program against its globals and the builtins.
-pub fn check(
-    program: &Program,
-    globals: &Members,
-    builtin: &dyn Fn(&str) -> bool,
-) -> Vec<Diagnostic> {
+/// Checks a program against its globals and the builtins; `end` is the length of its file.
+pub fn check(program: &Program, globals: &Members, end: u32) -> (Vec<Diagnostic>, NameFacts) {
     let mut resolver = Resolver {
         globals,
-        builtin,
-        scopes: vec![HashSet::new()],
+        scopes: vec![Scope::new(end)],
         in_function: false,
         diagnostics: Vec::new(),
+        facts: NameFacts::default(),
     };
+    for (name, global) in globals {
+        if let Definition::Source { kind, span } = global.definition() {
+            resolver.facts.globals.push(Binding {
+                name: name.clone(),
+                kind,
+                span,
+                visible: 0..end,
+            });
+        }
+    }
+    resolver
+        .facts
+        .globals
+        .sort_by_key(|binding| binding.span.start);
     for item in &program.items {
         if let Item::Stmt(stmt) = item {
             resolver.statement(stmt);
@@ -122,28 +156,55 @@ pub fn check(
             resolver.function(def);
         }
     }
-    resolver.diagnostics
+    resolver.facts.references.sort_by_key(|r| r.span.start);
+    resolver.facts.bindings.sort_by_key(|b| b.span.start);
+    (resolver.diagnostics, resolver.facts)
+}
+
+/// Names bound in one block, each with its definition, and where the block ends.
+struct Scope {
+    names: HashMap<String, (DefinitionKind, Span)>,
+    end: u32,
+}
+
+impl Scope {
+    fn new(end: u32) -> Scope {
+        Scope {
+            names: HashMap::new(),
+            end,
+        }
+    }
 }
 
 struct Resolver<'a> {
     globals: &'a Members,
-    builtin: &'a dyn Fn(&str) -> bool,
     /// Locals in scope, innermost last; at top level the outermost holds globals defined so far.
-    scopes: Vec<HashSet<String>>,
+    scopes: Vec<Scope>,
     in_function: bool,
     diagnostics: Vec<Diagnostic>,
+    facts: NameFacts,
 }
 
 impl Resolver<'_> {
     fn function(&mut self, def: &FnDef) {
-        let mut locals = HashSet::new();
+        let body_end = def.body.span.end;
         for param in &def.params {
             if let Some(default) = &param.default {
                 self.in_function = true;
-                self.scopes = vec![HashSet::new()];
+                self.scopes = vec![Scope::new(body_end)];
                 self.expression(default);
             }
-            locals.insert(param.name.name.to_string());
+        }
+        self.in_function = true;
+        self.scopes = vec![Scope::new(body_end)];
+        let from = def.body.span.start;
+        for param in &def.params {
+            self.bind_name(
+                &param.name.name,
+                param.name.span,
+                DefinitionKind::Parameter,
+                from,
+            );
             if let Some(annotation) = &param.annotation
                 && let TypeKind::Tensor {
                     dims: Some(dims), ..
@@ -151,54 +212,57 @@ impl Resolver<'_> {
             {
                 for dim in dims {
                     if let DimAnn::Named(name) = dim {
-                        locals.insert(name.name.to_string());
+                        self.dim_name(&name.name, name.span, from);
                     }
                 }
             }
         }
-        self.in_function = true;
-        self.scopes = vec![locals];
         self.statements(&def.body.stmts);
         self.in_function = false;
-        self.scopes = vec![HashSet::new()];
+        self.scopes = vec![Scope::new(u32::MAX)];
+    }
+
+    /// A size named in an annotation: the first mention defines it, later ones refer to it.
+    fn dim_name(&mut self, name: &str, span: Span, from: u32) {
+        if let Some((kind, defined)) = self.local(name) {
+            self.refer(
+                span,
+                Definition::Source {
+                    kind,
+                    span: defined,
+                },
+            );
+        } else {
+            self.bind_name(name, span, DefinitionKind::Dim, from);
+        }
     }
 
     fn block(&mut self, block: &Block) {
-        self.scopes.push(HashSet::new());
+        self.scopes.push(Scope::new(block.span.end));
         self.statements(&block.stmts);
         self.scopes.pop();
     }
 
-    fn statements(&mut self, stmts: &[crate::syntax::ast::Stmt]) {
+    fn statements(&mut self, stmts: &[Stmt]) {
         for stmt in stmts {
             self.statement(stmt);
         }
     }
 
-    fn statement(&mut self, stmt: &crate::syntax::ast::Stmt) {
+    fn statement(&mut self, stmt: &Stmt) {
         match &stmt.kind {
             StmtKind::Let(target, value) => {
                 self.expression(value);
-                self.bind(target);
+                let kind = if self.in_function || self.scopes.len() > 1 {
+                    DefinitionKind::Local
+                } else {
+                    DefinitionKind::Global
+                };
+                self.bind(target, kind, stmt.span.end);
             }
             StmtKind::Assign(name, value) => {
                 self.expression(value);
-                if !self.is_local(&name.name)
-                    && (self.in_function || !self.globals.contains_key(&*name.name))
-                {
-                    let message = if self.in_function && self.globals.contains_key(&*name.name) {
-                        format!(
-                            "cannot assign to the global `{}` inside a function",
-                            name.name
-                        )
-                    } else {
-                        format!("`{}` is not defined", name.name)
-                    };
-                    self.diagnostics.push(
-                        Diagnostic::error(Code::NameError, name.span, message)
-                            .with_help(format!("declare it first: `let {} = …`", name.name)),
-                    );
-                }
+                self.assignment(&name.name, name.span);
             }
             StmtKind::If {
                 condition,
@@ -219,8 +283,8 @@ impl Resolver<'_> {
                 body,
             } => {
                 self.expression(iterable);
-                self.scopes.push(HashSet::new());
-                self.bind(target);
+                self.scopes.push(Scope::new(body.span.end));
+                self.bind(target, DefinitionKind::Local, body.span.start);
                 self.statements(&body.stmts);
                 self.scopes.pop();
             }
@@ -246,35 +310,85 @@ impl Resolver<'_> {
         }
     }
 
-    fn bind(&mut self, target: &Target) {
-        let scope = self.scopes.last_mut().expect("a scope");
-        scope.extend(target_names(target));
-    }
-
-    fn is_local(&self, name: &str) -> bool {
-        self.scopes.iter().any(|scope| scope.contains(name))
-    }
-
-    /// Whether a name is visible: locals, then globals (at top level only those defined so
-    /// far, plus functions and modules, which are bound before anything runs).
-    fn visible(&self, name: &str) -> bool {
-        if self.is_local(name) || (self.builtin)(name) {
-            return true;
+    fn assignment(&mut self, name: &str, span: Span) {
+        if let Some((kind, defined)) = self.local(name) {
+            self.refer(
+                span,
+                Definition::Source {
+                    kind,
+                    span: defined,
+                },
+            );
+            return;
         }
         match self.globals.get(name) {
-            Some(Global::Variable) => self.in_function,
-            Some(_) => true,
-            None => false,
+            Some(global) if !self.in_function => self.refer(span, global.definition()),
+            global => {
+                let message = if self.in_function && global.is_some() {
+                    format!("cannot assign to the global `{name}` inside a function")
+                } else {
+                    format!("`{name}` is not defined")
+                };
+                self.diagnostics.push(
+                    Diagnostic::error(Code::NameError, span, message)
+                        .with_help(format!("declare it first: `let {name} = …`")),
+                );
+            }
         }
+    }
+
+    fn bind(&mut self, target: &Target, kind: DefinitionKind, from: u32) {
+        for (name, span) in target_names(target) {
+            self.bind_name(&name, span, kind, from);
+        }
+    }
+
+    fn bind_name(&mut self, name: &str, span: Span, kind: DefinitionKind, from: u32) {
+        let scope = self.scopes.last_mut().expect("a scope");
+        scope.names.insert(name.to_string(), (kind, span));
+        let end = scope.end;
+        self.facts.bindings.push(Binding {
+            name: name.to_string(),
+            kind,
+            span,
+            visible: from..end,
+        });
+    }
+
+    fn local(&self, name: &str) -> Option<(DefinitionKind, Span)> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.names.get(name).copied())
+    }
+
+    fn refer(&mut self, span: Span, definition: Definition) {
+        self.facts.references.push(Reference { span, definition });
+    }
+
+    /// What a name refers to where it is used: locals, then globals (at top level only those
+    /// defined so far, plus functions and modules, which are bound before anything runs),
+    /// then builtins.
+    fn resolve(&self, name: &str) -> Option<Definition> {
+        if let Some((kind, span)) = self.local(name) {
+            return Some(Definition::Source { kind, span });
+        }
+        match self.globals.get(name) {
+            Some(Global::Variable(_)) if !self.in_function => {}
+            Some(global) => return Some(global.definition()),
+            None => {}
+        }
+        let builtin = crate::eval::builtin_function(name).is_some()
+            || crate::dtype::DType::from_name(name).is_some();
+        builtin.then(|| Definition::Builtin(name.to_string()))
     }
 
     fn expression(&mut self, expr: &Expr) {
         match &expr.kind {
-            ExprKind::Name(name) => {
-                if !self.visible(&name.name) {
-                    self.unknown(&name.name, name.span);
-                }
-            }
+            ExprKind::Name(name) => match self.resolve(&name.name) {
+                Some(definition) => self.refer(name.span, definition),
+                None => self.unknown(&name.name, name.span),
+            },
             ExprKind::Str(parts) => {
                 for part in parts {
                     if let StrPart::Interpolation(inner) = part {
@@ -291,9 +405,7 @@ impl Resolver<'_> {
             ExprKind::Call { callee, args } => {
                 self.expression(callee);
                 self.arguments(args);
-                if let Some(signature) = self.callee_signature(callee) {
-                    self.arity(&signature, args, expr.span);
-                }
+                self.call(callee, args, expr.span);
             }
             ExprKind::Method {
                 receiver,
@@ -302,11 +414,7 @@ impl Resolver<'_> {
             } => {
                 self.expression(receiver);
                 self.arguments(args);
-                if let Some(member) = self.member(receiver, &name.name, name.span)
-                    && let Global::Function(signature) = member
-                {
-                    self.arity(&signature, args, expr.span);
-                }
+                self.method(receiver, &name.name, name.span, args, expr.span);
             }
             ExprKind::Field { receiver, name } => {
                 self.expression(receiver);
@@ -341,39 +449,86 @@ impl Resolver<'_> {
         }
     }
 
-    /// The signature of a direct call of a global user function (not shadowed by a local).
-    fn callee_signature(&self, callee: &Expr) -> Option<Signature> {
+    /// The arity of a direct call of a global user function or a builtin (not shadowed).
+    fn call(&mut self, callee: &Expr, args: &[Arg], span: Span) {
         let ExprKind::Name(name) = &callee.kind else {
+            return;
+        };
+        let problems = match self.resolve(&name.name) {
+            Some(Definition::Source {
+                kind: DefinitionKind::Function,
+                ..
+            }) => match self.globals.get(&*name.name) {
+                Some(Global::Function(signature)) => arity::user(signature, args, span),
+                _ => Vec::new(),
+            },
+            Some(Definition::Builtin(builtin)) => match crate::eval::builtin_function(&builtin) {
+                Some(def) => arity::builtin(def, args, None, span),
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        self.diagnostics.extend(problems);
+    }
+
+    /// `receiver.name(args)`: a module member's call, or a tensor method's.
+    fn method(&mut self, receiver: &Expr, name: &str, name_span: Span, args: &[Arg], span: Span) {
+        let module = match &receiver.kind {
+            ExprKind::Name(alias) => matches!(
+                self.resolve(&alias.name),
+                Some(Definition::Source {
+                    kind: DefinitionKind::Module,
+                    ..
+                })
+            ),
+            _ => false,
+        };
+        if module {
+            if let Some(Global::Function(signature)) = self.member(receiver, name, name_span) {
+                let problems = arity::user(&signature, args, span);
+                self.diagnostics.extend(problems);
+            }
+            return;
+        }
+        if let Some(def) = crate::eval::builtin_method(name) {
+            self.refer(name_span, Definition::Method(name.to_string()));
+            let problems = arity::builtin(def, args, Some(receiver.span), span);
+            self.diagnostics.extend(problems);
+        }
+    }
+
+    /// The members of the module a receiver names (a global `use` not shadowed by a local).
+    fn module_of<'e>(&self, receiver: &'e Expr) -> Option<(&'e str, Rc<Members>)> {
+        let ExprKind::Name(alias) = &receiver.kind else {
             return None;
         };
-        if self.is_local(&name.name) {
+        if self.local(&alias.name).is_some() {
             return None;
         }
-        match self.globals.get(&*name.name) {
-            Some(Global::Function(signature)) => Some(signature.clone()),
+        match self.globals.get(&*alias.name) {
+            Some(Global::Module {
+                members: Some(members),
+                ..
+            }) => Some((&alias.name, members.clone())),
             _ => None,
         }
     }
 
     /// A member of a module reached through a global alias; unknown members are reported.
     fn member(&mut self, receiver: &Expr, name: &str, span: Span) -> Option<Global> {
-        let ExprKind::Name(alias) = &receiver.kind else {
-            return None;
-        };
-        if self.is_local(&alias.name) {
-            return None;
-        }
-        let Some(Global::Module(members)) = self.globals.get(&*alias.name) else {
-            return None;
-        };
+        let (alias, members) = self.module_of(receiver)?;
         match members.get(name) {
-            Some(member) => Some(member.clone()),
+            Some(member) => {
+                let member = member.clone();
+                self.refer(span, member.definition());
+                Some(member)
+            }
             None => {
                 let candidates: Vec<String> = members.keys().cloned().collect();
                 let mut diagnostic = Diagnostic::error(
                     Code::NameError,
                     span,
-                    format!("module `{}` has no member `{name}`", alias.name),
+                    format!("module `{alias}` has no member `{name}`"),
                 );
                 if let Some(close) = crate::eval::suggest(name, candidates) {
                     diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
@@ -384,68 +539,16 @@ impl Resolver<'_> {
         }
     }
 
-    fn arity(&mut self, signature: &Signature, args: &[Arg], span: Span) {
-        let positional = args.iter().filter(|arg| arg.name.is_none()).count();
-        let params = &signature.params;
-        let mut given: Vec<bool> = (0..params.len()).map(|index| index < positional).collect();
-        let mut problem = None;
-        if positional > params.len() {
-            problem = Some(format!(
-                "{}() takes {} argument{} but {positional} were given",
-                signature.name,
-                params.len(),
-                if params.len() == 1 { "" } else { "s" }
-            ));
-        }
-        for arg in args.iter().filter_map(|arg| arg.name.as_ref()) {
-            match params.iter().position(|(name, _)| **name == *arg.name) {
-                Some(index) if given[index] => {
-                    problem.get_or_insert(format!(
-                        "{}() got two values for `{}`",
-                        signature.name, arg.name
-                    ));
-                }
-                Some(index) => given[index] = true,
-                None => {
-                    problem.get_or_insert(format!(
-                        "{}() has no parameter `{}`",
-                        signature.name, arg.name
-                    ));
-                }
-            }
-        }
-        if let Some(((missing, _), _)) = params
-            .iter()
-            .zip(&given)
-            .find(|((_, has_default), given)| !**given && !*has_default)
-        {
-            problem.get_or_insert(format!(
-                "{}() is missing the argument `{missing}`",
-                signature.name
-            ));
-        }
-        if let Some(message) = problem {
-            let code = if message.contains("has no parameter") {
-                Code::NameError
-            } else {
-                Code::TypeError
-            };
-            self.diagnostics.push(
-                Diagnostic::error(code, span, message)
-                    .with_label("in this call")
-                    .with_secondary(signature.span, "defined here"),
-            );
-        }
-    }
-
     fn unknown(&mut self, name: &str, span: Span) {
         let mut candidates: Vec<String> = self.globals.keys().cloned().collect();
         for scope in &self.scopes {
-            candidates.extend(scope.iter().cloned());
+            candidates.extend(scope.names.keys().cloned());
         }
         let mut diagnostic =
             Diagnostic::error(Code::NameError, span, format!("`{name}` is not defined"));
-        if let Some(close) = crate::eval::suggest(name, candidates) {
+        if let Some(help) = crate::syntax::hints::name(name) {
+            diagnostic = diagnostic.with_help(help);
+        } else if let Some(close) = crate::eval::suggest(name, candidates) {
             diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
         }
         self.diagnostics.push(diagnostic);

@@ -41,6 +41,10 @@ impl CallArgs {
     /// positional arguments, and the parameters after it are keyword-only; every other
     /// parameter may be given by position or keyword.
     pub fn bind(self, function: &'static str, params: &'static [&'static str]) -> Result<Bound> {
+        debug_assert!(
+            super::builtins::binds_declared(function, params),
+            "{function}() binds {params:?}, which its signature in the builtin table does not declare"
+        );
         let variadic = params.iter().position(|param| param.starts_with('*'));
         let positional = variadic.unwrap_or(params.len());
         let mut slots: Vec<Option<(Value, Span)>> = vec![None; params.len()];
@@ -103,6 +107,8 @@ fn unknown_keyword(function: &str, params: &[&str], keyword: &Keyword) -> Box<Di
     )
     .with_help(if names.is_empty() {
         format!("{function}() takes no keyword arguments")
+    } else if let Some(hint) = crate::syntax::hints::keyword_argument(&keyword.name) {
+        format!("{hint}; the parameters are {}", names.join(", "))
     } else {
         format!("its parameters are {}", names.join(", "))
     })

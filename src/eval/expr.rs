@@ -10,6 +10,7 @@ use crate::diag::{Code, Diagnostic, Result};
 use crate::graph::ir::Part;
 use crate::source::Span;
 use crate::syntax::ast::{Arg, BinaryOp, Expr, ExprKind, Ident, StrPart, UnaryOp};
+use crate::syntax::hints;
 
 impl Interpreter {
     pub(super) fn eval(&mut self, expr: &Expr) -> Result<Value> {
@@ -36,6 +37,7 @@ impl Interpreter {
                 match op {
                     UnaryOp::Neg => self.negate(value, expr.span),
                     UnaryOp::Not => self.logical_not(value, expr.span),
+                    UnaryOp::Invert => self.invert(value, expr.span),
                 }
             }
             ExprKind::Binary(BinaryOp::And, a, b) => self.short_circuit(false, a, b),
@@ -128,6 +130,9 @@ impl Interpreter {
             name.span,
             format!("`{}` is not defined", shorten(&name.name)),
         );
+        if let Some(help) = hints::name(&name.name) {
+            return diagnostic.with_help(help);
+        }
         match suggest(&name.name, self.visible_names()) {
             Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
             None => diagnostic,
@@ -291,12 +296,18 @@ impl Interpreter {
             name.span,
             format!("{owner} has no member `{}`", name.name),
         );
-        let diagnostic = match suggest(&name.name, candidates) {
-            Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
-            None if matches!(receiver, Value::List(_)) => {
+        let hint = match receiver {
+            Value::Tensor(_) => hints::tensor_member(&name.name),
+            Value::List(_) => hints::list_member(&name.name),
+            _ => None,
+        };
+        let diagnostic = match (hint, suggest(&name.name, candidates)) {
+            (Some(help), _) => diagnostic.with_help(help),
+            (None, Some(close)) => diagnostic.with_help(format!("did you mean `{close}`?")),
+            (None, None) if matches!(receiver, Value::List(_)) => {
                 diagnostic.with_help("lists are immutable: build a new one, e.g. `xs + [x]`")
             }
-            None => diagnostic,
+            (None, None) => diagnostic,
         };
         diagnostic.into()
     }

@@ -12,6 +12,7 @@
 //! recursion are bounded (see [`limits`]) and the CLI runs the interpreter on a thread with a
 //! large stack, so deep programs end in `recursion-limit`, never a stack overflow.
 
+mod analysis;
 mod args;
 mod builtins;
 mod call;
@@ -35,7 +36,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use builtins::global_names;
+pub use builtins::{
+    Def as BuiltinDef, Param as BuiltinParam, defs as builtin_defs,
+    function_def as builtin_function, global_names, method_def as builtin_method,
+};
 pub use expr::suggest;
 pub use module::STD_MODULES;
 pub use session::Evaluated;
@@ -76,6 +80,11 @@ pub struct Options {
     /// Where eager code and compiled graphs compute (`--device`); opened by
     /// [`Interpreter::use_device`].
     pub device: crate::backend::DeviceKind,
+    /// Analysis (`tsl check`, the language server): nothing the program would do outside
+    /// itself happens. Used modules bind their definitions without running their statements,
+    /// `print` and `save` do nothing, and a definition that fails is reported without hiding
+    /// the rest.
+    pub analysis: bool,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.
@@ -163,11 +172,20 @@ pub struct Interpreter {
     unoptimized: Vec<crate::graph::ir::Graph>,
     /// Kernel and function times of compiled runs, when `Options::profile` is set.
     profile: Option<crate::backend::exec::Profile>,
+    /// Unsaved text read instead of files on disk (an editor's open buffers).
+    overlay: crate::source::Overlay,
+    /// In analysis, the `use`s whose modules are being defined, outermost first: the frames
+    /// of what a used module reports.
+    defining: Vec<(String, Span)>,
+    /// How many error diagnostics went to the output.
+    errors_reported: usize,
     /// The device eager code and compiled graphs run on.
     target: crate::backend::Target,
     /// The GPU once opened, kept when the session switches back to the CPU.
     #[cfg(feature = "gpu")]
     gpu: Option<crate::backend::gpu::Gpu>,
+    /// The expression or statement evaluated last: where an internal error is reported.
+    position: Option<Span>,
 }
 
 /// What running some source produced.
@@ -195,9 +213,13 @@ impl Interpreter {
             call_sites: Vec::new(),
             unoptimized: Vec::new(),
             profile: options.profile.then(Default::default),
+            overlay: crate::source::Overlay::new(),
+            defining: Vec::new(),
+            errors_reported: 0,
             target: crate::backend::Target::default(),
             #[cfg(feature = "gpu")]
             gpu: None,
+            position: None,
             options,
         }
     }
@@ -242,6 +264,38 @@ impl Interpreter {
         self.target.describe()
     }
 
+    /// Runs `body` (one command, script or REPL cell); a panic inside it, which is a bug in
+    /// TSL, comes back as an `internal-error` diagnostic at the code that was being evaluated,
+    /// and the interpreter is left ready for the next command.
+    pub fn shielded<T>(&mut self, body: impl FnOnce(&mut Self) -> T) -> Result<T> {
+        let frames = self.frames.len();
+        let call_sites = self.call_sites.len();
+        let loading = self.loading.len();
+        let (eval_depth, call_depth) = (self.eval_depth, self.call_depth);
+        let tracing = self.tracer.is_some();
+        self.position = None;
+        let caught = crate::diag::panic::catch(|| body(self));
+        caught.map_err(|panic| {
+            self.frames.truncate(frames);
+            self.call_sites.truncate(call_sites);
+            self.loading.truncate(loading);
+            (self.eval_depth, self.call_depth) = (eval_depth, call_depth);
+            if !tracing {
+                self.tracer = None;
+            }
+            Box::new(panic.diagnostic(self.position))
+        })
+    }
+
+    /// [`Interpreter::shielded`] for a command that reports its own diagnostics: an internal
+    /// error is reported too, and fails the command.
+    pub fn reporting_panics(&mut self, body: impl FnOnce(&mut Self) -> Status) -> Status {
+        self.shielded(body).unwrap_or_else(|internal| {
+            self.report(&internal);
+            Status::Failed
+        })
+    }
+
     /// The profile of the compiled runs so far (`None` unless `Options::profile` is set).
     pub fn profile(&self) -> Option<&crate::backend::exec::Profile> {
         self.profile.as_ref()
@@ -263,7 +317,7 @@ impl Interpreter {
 
     /// Reads, parses and runs a script; every diagnostic goes to the output.
     pub fn run_file(&mut self, path: &Path) -> Status {
-        match module::read_source(path) {
+        match self.read_source(path) {
             Ok(text) => {
                 let name = path.display().to_string();
                 self.run_source(&name, Some(path), text)
@@ -314,7 +368,7 @@ impl Interpreter {
     /// Parses a script and binds its functions and `use`s without running its statements
     /// (`tsl check`, `tsl graph`). Syntax errors are reported; `None` if there was any.
     pub fn load_definitions(&mut self, path: &Path) -> Option<(Rc<Module>, Program)> {
-        let text = match module::read_source(path) {
+        let text = match self.read_source(path) {
             Ok(text) => text,
             Err(diagnostic) => {
                 self.report(&diagnostic);
@@ -361,6 +415,9 @@ impl Interpreter {
     }
 
     pub fn report(&mut self, diagnostic: &Diagnostic) {
+        if diagnostic.is_error() {
+            self.errors_reported += 1;
+        }
         self.out.diagnostic(&self.sources, diagnostic);
     }
 
@@ -525,6 +582,7 @@ impl Interpreter {
             );
         }
         self.eval_depth += 1;
+        self.position = Some(span);
         let result = body(self);
         self.eval_depth -= 1;
         result

@@ -74,9 +74,9 @@ impl Interpreter {
                     .to_string();
                 let alias = decl.alias.as_ref().map_or("", |alias| &alias.name);
                 let shown = normalize(&path).display().to_string();
+                let text = self.read_source(&path);
                 let module = self.load_module(&key, alias, decl, || {
-                    read_source(&path)
-                        .map(|text| (shown, Some(path.clone()), text))
+                    text.map(|text| (shown, Some(path.clone()), text))
                         .map_err(|mut diagnostic| {
                             diagnostic.span = Some(*span);
                             diagnostic
@@ -120,6 +120,9 @@ impl Interpreter {
         let (name, path, text) = source()?;
         let file = self.sources.add(name, path, text);
         let parsed = crate::syntax::parse(file, &self.sources.get(file).text);
+        if self.options.analysis {
+            return Ok(self.define_used_module(key, alias, decl, file, &parsed));
+        }
         if let Some((last, earlier)) = parsed.diagnostics.split_last() {
             for diagnostic in earlier {
                 self.report(diagnostic);
@@ -224,17 +227,7 @@ fn unknown_module(name: &str, decl: &UseDecl) -> Box<Diagnostic> {
 
 /// A path with `.` and `..` components resolved lexically, as diagnostics show file names.
 fn normalize(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir if normal.file_name().is_some() => {
-                normal.pop();
-            }
-            other => normal.push(other),
-        }
-    }
-    normal
+    crate::source::normalize(path)
 }
 
 /// A `use` path relative to the directory of the file that uses it.

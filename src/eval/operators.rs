@@ -8,6 +8,7 @@ use super::tensor::Operand;
 use super::value::Value;
 use super::{Interpreter, error, limits};
 use crate::diag::{Code, Result};
+use crate::dtype::DType;
 use crate::graph::op::{BinaryOp as TensorOp, Op, UnaryOp};
 use crate::source::Span;
 use crate::syntax::ast::BinaryOp;
@@ -142,6 +143,52 @@ impl Interpreter {
                 format!("`not` needs a bool or a tensor, got {}", other.kind()),
             )
             .with_help("compare explicitly, e.g. `not (n == 0)`")
+            .into()),
+        }
+    }
+}
+
+impl Interpreter {
+    /// `~x` as in PyTorch: logical not of a bool tensor, bitwise not of an i64 tensor
+    /// (computed as `-x - 1`, which is the same in wrapping arithmetic). Anything else is a
+    /// type error whose help gives the TSL spelling.
+    pub(super) fn invert(&mut self, value: Value, span: Span) -> Result<Value> {
+        let tensor = match value {
+            Value::Tensor(tensor) => tensor,
+            Value::Bool(_) | Value::SymBool(_) => {
+                return Err(error(
+                    Code::TypeError,
+                    span,
+                    "`~` needs a bool or i64 tensor, got bool",
+                )
+                .with_help("logical not of a bool is written `not b`")
+                .into());
+            }
+            other => {
+                return Err(error(
+                    Code::TypeError,
+                    span,
+                    format!("`~` needs a bool or i64 tensor, got {}", other.kind()),
+                )
+                .with_help("logical not is written `not x`")
+                .into());
+            }
+        };
+        match tensor.dtype() {
+            DType::Bool => {
+                self.apply_one(Op::Unary(UnaryOp::Not), vec![Operand::Tensor(tensor)], span)
+            }
+            DType::I64 => {
+                let negated =
+                    self.apply_one(Op::Unary(UnaryOp::Neg), vec![Operand::Tensor(tensor)], span)?;
+                self.binary(BinaryOp::Sub, negated, Value::Int(1), span)
+            }
+            DType::F32 => Err(error(
+                Code::TypeError,
+                span,
+                format!("`~` needs a bool or i64 tensor, got {}", tensor.meta()),
+            )
+            .with_help("for a logical not of any tensor write `not x` (true where x == 0)")
             .into()),
         }
     }

@@ -77,7 +77,9 @@ impl Interpreter {
         };
         let trailing = take_trailing_expression(&mut program);
         let module = self.session_module();
-        let result = self.run_in_module(&module, &program, trailing.as_ref());
+        let result = self
+            .shielded(|this| this.run_in_module(&module, &program, trailing.as_ref()))
+            .and_then(|result| result);
         self.settle(result)
     }
 
@@ -97,14 +99,16 @@ impl Interpreter {
             return Evaluated::Failed;
         };
         let module = self.session_module();
-        let result = self.run_in_module(&module, &program, Some(&expression));
+        let result = self
+            .shielded(|this| this.run_in_module(&module, &program, Some(&expression)))
+            .and_then(|result| result);
         self.settle(result)
     }
 
     /// Runs a script in its own module, as `tsl FILE` would, then makes its globals (those
     /// defined before any error) visible in the session.
     pub fn load_file(&mut self, path: &Path) -> Evaluated {
-        let text = match module::read_source(path) {
+        let text = match self.read_source(path) {
             Ok(text) => text,
             Err(diagnostic) => {
                 self.report(&diagnostic);
@@ -116,7 +120,9 @@ impl Interpreter {
             return Evaluated::Failed;
         };
         let loaded = Rc::new(Module::new(name, None, file));
-        let result = self.run_in_module(&loaded, &program, None);
+        let result = self
+            .shielded(|this| this.run_in_module(&loaded, &program, None))
+            .and_then(|result| result);
         let session = self.session_module();
         for (name, value) in loaded.globals.borrow().iter() {
             session
@@ -454,5 +460,33 @@ mod tests {
         assert!(error.starts_with("unknown log channel `bogus`"), "{error}");
         interpreter.set_log_channels("off").expect("off");
         assert_eq!(interpreter.describe_log_channels(), "off");
+    }
+
+    #[test]
+    fn a_panic_mid_evaluation_leaves_the_session_usable() {
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        assert_eq!(value_of(&mut interpreter, "let x = 5"), None);
+        let internal = interpreter
+            .shielded(|this| {
+                // Deep inside a call: a frame pushed, depths raised, a statement running.
+                this.evaluate_cell("<test>", "let y = 1".to_string());
+                let module = this.session_module();
+                this.frames.push(super::CallFrame {
+                    module,
+                    scopes: vec![std::collections::HashMap::new()],
+                    in_function: true,
+                });
+                this.eval_depth += 7;
+                this.call_depth += 3;
+                this.position = Some(crate::source::Span::new(crate::source::FileId(0), 4, 5));
+                panic!("a bug");
+            })
+            .expect_err("the body panics");
+        assert_eq!(internal.code, crate::diag::Code::InternalError);
+        assert_eq!(internal.message, "internal error: a bug");
+        assert_eq!(internal.span.map(|span| span.start), Some(4));
+        assert!(interpreter.frames.is_empty());
+        assert_eq!((interpreter.eval_depth, interpreter.call_depth), (0, 0));
+        assert_eq!(value_of(&mut interpreter, "x + y").as_deref(), Some("6"));
     }
 }

@@ -23,6 +23,7 @@ impl Interpreter {
     }
 
     fn exec_stmt_inner(&mut self, stmt: &Stmt) -> Result<Flow> {
+        crate::diag::panic::inject("statement");
         match &stmt.kind {
             StmtKind::Let(target, value) => {
                 let value = self.eval(value)?;

@@ -106,6 +106,7 @@ fn help() -> Flow {
 impl Session {
     /// Runs a `:` command line.
     pub(super) fn command(&mut self, line: &str) -> Flow {
+        crate::diag::panic::inject("command");
         let line = line.trim().trim_start_matches(':');
         let (name, argument) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let argument = argument.trim();

@@ -2,27 +2,7 @@
 
 use super::commands;
 use crate::eval::{Interpreter, LogChannels};
-
-/// The keywords of spec §2, completed like names.
-const KEYWORDS: &[&str] = &[
-    "fn",
-    "let",
-    "if",
-    "else",
-    "for",
-    "in",
-    "return",
-    "check",
-    "check_size",
-    "use",
-    "as",
-    "and",
-    "or",
-    "not",
-    "true",
-    "false",
-    "none",
-];
+use crate::syntax::KEYWORDS;
 
 /// What completion knows about the session, refreshed before each cell.
 #[derive(Default)]

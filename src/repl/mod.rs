@@ -84,7 +84,7 @@ impl Session {
         loop {
             let flow = match self.read_cell(input) {
                 Cell::Code(text) => self.evaluate(text),
-                Cell::Command(line) => self.command(&line),
+                Cell::Command(line) => self.guarded_command(&line),
                 Cell::End(unfinished) => {
                     if let Some(text) = unfinished {
                         self.evaluate(text);
@@ -161,6 +161,19 @@ impl Session {
                 let _ = std::io::stdout().flush();
                 eprintln!("interrupted");
                 None
+            }
+        }
+    }
+
+    /// Runs a command; a panic inside it (a bug in TSL) is reported as an internal error and
+    /// the session goes on.
+    fn guarded_command(&mut self, line: &str) -> Flow {
+        match crate::diag::panic::catch(|| self.command(line)) {
+            Ok(flow) => flow,
+            Err(panic) => {
+                self.failed = true;
+                self.interpreter.report(&panic.diagnostic(None));
+                Flow::Next
             }
         }
     }

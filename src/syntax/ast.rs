@@ -225,6 +225,8 @@ pub enum IndexItem {
 pub enum UnaryOp {
     Neg,
     Not,
+    /// `~`: logical not of a bool tensor, bitwise not of an i64 tensor (PyTorch's `~`).
+    Invert,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -11,6 +11,28 @@ use logos::Logos;
 use crate::diag::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 
+/// The keywords of spec §2: the words the lexer never reads as identifiers. The REPL and the
+/// language server complete them, and the editor grammars highlight exactly these.
+pub const KEYWORDS: &[&str] = &[
+    "fn",
+    "let",
+    "if",
+    "else",
+    "for",
+    "in",
+    "return",
+    "check",
+    "check_size",
+    "use",
+    "as",
+    "and",
+    "or",
+    "not",
+    "true",
+    "false",
+    "none",
+];
+
 #[derive(Logos, Clone, Copy, Debug, PartialEq)]
 #[logos(skip r"[ \t\r\x0c]+")]
 #[logos(skip(r"#[^\n]*", allow_greedy = true))]
@@ -99,6 +121,8 @@ pub enum Tok<'a> {
     Amp,
     #[token("|")]
     Pipe,
+    #[token("~")]
+    Tilde,
     #[token("(")]
     LParen,
     #[token(")")]
@@ -137,7 +161,7 @@ impl Tok<'_> {
         match self {
             Tok::Ident(name) => format!("identifier `{name}`"),
             Tok::Int(text) | Tok::Float(text) => format!("number `{text}`"),
-            Tok::Str(_) | Tok::UnterminatedStr => "a string".to_string(),
+            Tok::Str(_) | Tok::UnterminatedStr => "string".to_string(),
             Tok::Sep | Tok::Newline => "end of line".to_string(),
             Tok::Semi => "`;`".to_string(),
             other => format!("`{}`", other.text()),
@@ -180,6 +204,7 @@ impl Tok<'_> {
             Tok::Assign => "=",
             Tok::Amp => "&",
             Tok::Pipe => "|",
+            Tok::Tilde => "~",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LBracket => "[",
@@ -320,8 +345,13 @@ fn unexpected_characters(
     } else {
         format!("unexpected characters `{shown}`")
     };
-    Diagnostic::error(Code::SyntaxError, Span::new(file, start, end), message)
-        .with_label("not part of any TSL token")
+    let diagnostic = Diagnostic::error(Code::SyntaxError, Span::new(file, start, end), message)
+        .with_label("not part of any TSL token");
+    match bad {
+        "!" => diagnostic.with_help("logical not is written `not x`"),
+        "'" => diagnostic.with_help("strings are written in double quotes: \"…\""),
+        _ => diagnostic,
+    }
 }
 
 #[cfg(test)]
@@ -339,6 +369,25 @@ mod tests {
                 other => other.describe().trim_matches('`').to_string(),
             })
             .collect()
+    }
+
+    #[test]
+    fn every_keyword_is_a_token_of_its_own() {
+        for keyword in KEYWORDS {
+            let tokens: Vec<_> = Tok::lexer(keyword).collect();
+            assert_eq!(tokens.len(), 1, "{keyword}");
+            let token = tokens[0].expect("a keyword lexes");
+            assert!(!matches!(token, Tok::Ident(_)), "{keyword} lexes as a name");
+            assert_eq!(token.text(), *keyword);
+        }
+    }
+
+    #[test]
+    fn words_that_are_not_keywords_are_names() {
+        for word in ["function", "while", "self", "check_sizes", "Let", "lets"] {
+            let tokens: Vec<_> = Tok::lexer(word).collect();
+            assert!(matches!(tokens[..], [Ok(Tok::Ident(_))]), "{word}");
+        }
     }
 
     #[test]
@@ -390,7 +439,7 @@ mod tests {
                 "number `1e-3",
                 "number `2.5e3",
                 "number `3.",
-                "a string"
+                "string"
             ]
         );
     }

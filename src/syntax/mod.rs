@@ -1,7 +1,10 @@
 //! The front end: lexer, grammar-driven parser and AST. Knows nothing about values or tensors.
 
 pub mod ast;
+pub mod hints;
 pub mod lexer;
 pub mod parser;
+pub mod visit;
 
+pub use lexer::KEYWORDS;
 pub use parser::{Parsed, parse};

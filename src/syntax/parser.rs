@@ -10,8 +10,9 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 
 use super::ast::{
     Arg, BinaryOp, Block, DimAnn, Expr, ExprKind, Ident, MAX_NESTING, Program, Stmt, StmtKind,
-    StrPart, TypeAnn, TypeKind, UnaryOp,
+    StrPart, Target, TypeAnn, TypeKind, UnaryOp,
 };
+use super::hints;
 use super::lexer::{Tok, tokenize};
 use crate::diag::{Code, Diagnostic};
 use crate::dtype::DType;
@@ -411,7 +412,58 @@ impl<'input> ParseCtx<'input> {
         end: usize,
     ) -> Stmt {
         self.report(&recovery.error, self.text.len());
-        Stmt::new(StmtKind::Error, self.span(start, end))
+        let span = self.span(start, end);
+        match self.recovered_let(start, end) {
+            Some(target) => Stmt::new(StmtKind::Let(target, Expr::error(span)), span),
+            None => Stmt::new(StmtKind::Error, span),
+        }
+    }
+
+    /// The target of a `let` whose value did not parse (`let y = x +`): the statement keeps
+    /// defining its names, so the code after it is checked without a cascade of unknown names.
+    fn recovered_let(&self, start: usize, end: usize) -> Option<Target> {
+        let text = self.text.get(start..end)?;
+        let mut tokens = logos::Logos::lexer(text)
+            .spanned()
+            .filter_map(|(token, range)| Some((token.ok()?, range)))
+            .map(|(token, range): (Tok<'_>, _)| {
+                let ident = |name: &str| Ident {
+                    name: name.into(),
+                    span: self.span(start + range.start, start + range.end),
+                };
+                match token {
+                    Tok::Ident(name) => (token, Some(ident(name))),
+                    _ => (token, None),
+                }
+            });
+        if !matches!(tokens.next()?, (Tok::Let, _)) {
+            return None;
+        }
+        let target = match tokens.next()? {
+            (Tok::Ident(_), Some(name)) => Target::Name(name),
+            (Tok::LBracket, _) => {
+                let mut names = Vec::new();
+                let mut rest = None;
+                loop {
+                    match tokens.next()? {
+                        (Tok::Ident(_), Some(name)) => names.push(name),
+                        (Tok::Ellipsis, _) => match tokens.next()? {
+                            (Tok::Ident(_), name) => rest = name,
+                            _ => return None,
+                        },
+                        (Tok::Comma, _) => {}
+                        (Tok::RBracket, _) => break,
+                        _ => return None,
+                    }
+                }
+                let span = names
+                    .first()
+                    .map_or(self.span(start, end), |first| first.span);
+                Target::List { names, rest, span }
+            }
+            _ => return None,
+        };
+        matches!(tokens.next()?, (Tok::Assign, _)).then_some(target)
     }
 
     fn report(&self, error: &ParseError<usize, Tok<'input>, ()>, text_end: usize) {
@@ -429,7 +481,13 @@ impl<'input> ParseCtx<'input> {
             ParseError::UnrecognizedToken {
                 token: (start, token, end),
                 expected,
-            } => unexpected_token(self.span(*start, *end), token, expected),
+            } => {
+                let diagnostic = unexpected_token(self.span(*start, *end), token, expected);
+                match self.python_hint(*start, token, expected) {
+                    Some(help) => diagnostic.with_help(help),
+                    None => diagnostic,
+                }
+            }
             ParseError::ExtraToken {
                 token: (start, token, end),
             } => Diagnostic::error(
@@ -445,6 +503,36 @@ impl<'input> ParseCtx<'input> {
             ParseError::User { .. } => return,
         };
         self.error(diagnostic);
+    }
+}
+
+impl ParseCtx<'_> {
+    /// Help for an unexpected token that a Python or PyTorch habit explains: a Python
+    /// keyword (`def`, `elif`, `import`…) before it or as it, a string prefix (`f"…"`), a
+    /// colon opening a block, `&&` or `||`.
+    fn python_hint(&self, start: usize, token: &Tok<'_>, expected: &[String]) -> Option<String> {
+        let before = self.text.get(..start).unwrap_or_default();
+        let attached = before
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or_default();
+        let previous_word = before
+            .trim_end_matches([' ', '\t'])
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or_default();
+        let previous_char = before.trim_end_matches([' ', '\t']).chars().last();
+        let help = match token {
+            Tok::Str(_) if !attached.is_empty() => hints::string_prefix(attached),
+            Tok::Ident(word) if hints::keyword(word).is_some() => hints::keyword(word),
+            Tok::Colon if expected.iter().any(|name| name == "\"{\"") => {
+                Some("blocks are written in braces, not after a colon: `if cond { … }`")
+            }
+            Tok::Amp if previous_char == Some('&') => Some("logical and is written `and`"),
+            Tok::Pipe if previous_char == Some('|') => Some("logical or is written `or`"),
+            _ => hints::keyword(previous_word),
+        };
+        help.map(str::to_string)
     }
 }
 

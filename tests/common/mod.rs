@@ -20,6 +20,7 @@ pub struct Reported {
     pub line: Option<usize>,
     pub file: Option<String>,
     pub message: String,
+    pub help: Option<String>,
     pub rendered: String,
     /// Call sites of the trace, innermost first, as (file, line).
     pub trace: Vec<(String, usize)>,
@@ -94,6 +95,7 @@ impl Output for Capture {
             line: position.as_ref().map(|(_, line)| *line),
             file: position.map(|(file, _)| file),
             message: diagnostic.message.clone(),
+            help: diagnostic.help.clone(),
             rendered: render::to_text(sources, diagnostic),
             trace: diagnostic
                 .trace
@@ -117,6 +119,13 @@ pub fn run_file(path: &Path, options: Options) -> Run {
 pub fn check_file(path: &Path) -> Run {
     run_with(Options::default(), |interpreter| {
         tsl::check::check_file(interpreter, path)
+    })
+}
+
+/// Runs `tsl check` on source text named `name`, capturing what it reports.
+pub fn check_source(name: &str, text: &str) -> Run {
+    run_with(Options::default(), |interpreter| {
+        tsl::check::check_source(interpreter, name, None, text.to_string()).status
     })
 }
 
@@ -192,6 +201,8 @@ pub struct ExpectedDiagnostic {
     pub code: String,
     pub line: usize,
     pub fragment: Option<String>,
+    /// Written `# help: TEXT` after it: the diagnostic's help must contain `TEXT`.
+    pub help: Option<String>,
     /// Written `# check:`: expected from `tsl check` only.
     pub static_only: bool,
 }
@@ -201,7 +212,8 @@ pub struct ExpectedDiagnostic {
 /// `# check: CODE` expects that error from `tsl check` only (runs do not raise it);
 /// `# error: CODE` (or `# warning: CODE`) expects that diagnostic on this line, and
 /// `# error: CODE "text"` also expects `text` in its message; `# error@+1: …` (or `@-2`)
-/// expects it that many lines away, for lines that cannot carry a comment.
+/// expects it that many lines away, for lines that cannot carry a comment; a `# help: TEXT`
+/// line expects `TEXT` in the help of the diagnostic expected just before it.
 /// A diagnostic raised inside a module counts at the innermost line of this file that called
 /// into it.
 #[derive(Debug, Default)]
@@ -220,6 +232,10 @@ pub fn expectations(text: &str) -> Expectations {
             expected
                 .stdout
                 .push(out.strip_prefix(' ').unwrap_or(out).to_string());
+        } else if let Some(help) = comment.strip_prefix("help:") {
+            if let Some(last) = expected.diagnostics.last_mut() {
+                last.help = Some(help.trim().to_string());
+            }
         } else if let Some(rest) = comment.strip_prefix("check:") {
             let mut expected_check = diagnostic(Severity::Error, rest, index + 1);
             expected_check.static_only = true;
@@ -274,6 +290,7 @@ fn diagnostic(severity: Severity, rest: &str, line: usize) -> ExpectedDiagnostic
         code: code.to_string(),
         line,
         fragment,
+        help: None,
         static_only: false,
     }
 }
@@ -298,19 +315,28 @@ pub fn mismatches(file: &str, run: &Run, expected: &Expectations) -> Vec<String>
                     .fragment
                     .as_ref()
                     .is_none_or(|fragment| got.message.contains(fragment.as_str()))
+                && want.help.as_ref().is_none_or(|help| {
+                    got.help
+                        .as_ref()
+                        .is_some_and(|got| got.contains(help.as_str()))
+                })
         });
         match found {
             Some(position) => {
                 unmatched.remove(position);
             }
             None => problems.push(format!(
-                "missing {:?}[{}] at line {}{}",
+                "missing {:?}[{}] at line {}{}{}",
                 want.severity,
                 want.code,
                 want.line,
                 want.fragment
                     .as_ref()
                     .map(|f| format!(" containing {f:?}"))
+                    .unwrap_or_default(),
+                want.help
+                    .as_ref()
+                    .map(|h| format!(" with help containing {h:?}"))
                     .unwrap_or_default()
             )),
         }

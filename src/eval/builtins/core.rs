@@ -23,6 +23,9 @@ pub fn print(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         interpreter.trace_print(&values, args.span);
         return Ok(Value::None);
     }
+    if interpreter.analysing() {
+        return Ok(Value::None);
+    }
     let line: Vec<String> = args.rest.iter().map(|arg| arg.value.to_string()).collect();
     interpreter.print(&format!("{}\n", line.join(" ")));
     Ok(Value::None)

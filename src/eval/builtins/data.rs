@@ -29,8 +29,17 @@ pub fn item(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn tolist(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("tolist", &["x"])?;
     let tensor = args.tensor(0)?;
-    let Some(data) = interpreter.host_data(&tensor, args.span)? else {
-        return interpreter.trace_tolist(&tensor, args.span);
+    tensor_list(interpreter, &tensor, args.span)
+}
+
+/// The elements of `tensor` as nested lists of host values (symbolic while tracing).
+pub fn tensor_list(
+    interpreter: &mut Interpreter,
+    tensor: &TensorValue,
+    span: crate::source::Span,
+) -> Result<Value> {
+    let Some(data) = interpreter.host_data(tensor, span)? else {
+        return interpreter.trace_tolist(tensor, span);
     };
     let elements: Vec<Value> = data.elements().map(scalar_value).collect();
     Ok(nest(data.shape(), &elements))

@@ -5,7 +5,7 @@ use crate::eval::args::{Bound, CallArgs, normalize_dim};
 use crate::eval::tensor::Operand;
 use crate::eval::value::{TensorValue, Value};
 use crate::eval::{Interpreter, error};
-use crate::graph::op::Op;
+use crate::graph::op::{IndexSpec, Op};
 use crate::graph::shape::Dim;
 
 /// Sizes that must be concrete (dimension indices, a chunk count): symbolic ones are guarded
@@ -235,7 +235,8 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
                     diagnostic
                 },
             )?[0];
-            let count = (length + chunk - 1) / chunk;
+            // An empty dimension still gives one (empty) chunk, as in PyTorch.
+            let count = ((length + chunk - 1) / chunk).max(1);
             (0..count)
                 .map(|k| Dim::Known(chunk.min(length - k * chunk)))
                 .collect()
@@ -247,6 +248,120 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         args.span,
     )?;
     Ok(Value::list(parts.into_iter().map(Value::Tensor).collect()))
+}
+
+/// How `tensor_split` cuts: into a number of sections, or before each index.
+enum Cuts {
+    Sections(i64),
+    Indices(Vec<Dim>),
+}
+
+/// `tensor_split(x, indices_or_sections, dim = 0)`, as `torch.tensor_split`: an int `n` gives
+/// `n` parts whose sizes differ by at most one, the first ones larger; a list of indices (or
+/// a 1-d `i64` tensor of them) cuts before each, clamped and wrapped like Python slices, so
+/// indices read from data give parts of data-dependent size.
+pub fn tensor_split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    let args = args.bind("tensor_split", &["x", "indices_or_sections", "dim"])?;
+    let tensor = args.tensor(0)?;
+    if tensor.ndim() == 0 {
+        return Err(error(
+            Code::ShapeError,
+            args.span(0),
+            "tensor_split() needs a tensor with dimensions",
+        )
+        .into());
+    }
+    let dim = args.dim_or(interpreter, 2, tensor.ndim(), 0)?;
+    let parts = match cuts(interpreter, &args)? {
+        Cuts::Sections(count) => {
+            let why = format!("splitting dimension {dim} into sections");
+            let length = concrete_ints(interpreter, vec![tensor.dims()[dim]], args.span).map_err(
+                |mut diagnostic| {
+                    diagnostic.notes.push(format!("{why} needs its size"));
+                    diagnostic
+                },
+            )?[0];
+            let sizes = (0..count)
+                .map(|part| Dim::Known((length - part + count - 1).div_euclid(count)))
+                .collect();
+            interpreter.apply(
+                Op::Split { sizes, dim },
+                vec![Operand::Tensor(tensor)],
+                args.span,
+            )?
+        }
+        Cuts::Indices(indices) => {
+            let mut parts = Vec::with_capacity(indices.len() + 1);
+            let mut start = None;
+            for stop in indices.into_iter().map(Some).chain([None]) {
+                let mut items = vec![
+                    IndexSpec::Slice {
+                        start: None,
+                        stop: None,
+                        step: 1
+                    };
+                    dim
+                ];
+                items.push(IndexSpec::Slice {
+                    start,
+                    stop,
+                    step: 1,
+                });
+                let operands = vec![Operand::Tensor(tensor.clone())];
+                parts.extend(interpreter.apply(Op::Index { items }, operands, args.span)?);
+                start = stop;
+            }
+            parts
+        }
+    };
+    Ok(Value::list(parts.into_iter().map(Value::Tensor).collect()))
+}
+
+/// The second argument of `tensor_split`: an int, a list of ints, or an `i64` tensor of
+/// either form.
+fn cuts(interpreter: &mut Interpreter, args: &Bound) -> Result<Cuts> {
+    let wanted = "a number of sections or a list of indices";
+    let given = match args.required(1)? {
+        Value::Tensor(tensor)
+            if tensor.dtype() == crate::dtype::DType::I64 && tensor.ndim() <= 1 =>
+        {
+            super::data::tensor_list(interpreter, tensor, args.span(1))?
+        }
+        Value::Tensor(tensor) => {
+            return Err(error(
+                Code::TypeError,
+                args.span(1),
+                format!(
+                    "tensor_split() takes indices or sections as a 0-d or 1-d i64 tensor, got {}",
+                    tensor.meta()
+                ),
+            )
+            .into());
+        }
+        other => other.clone(),
+    };
+    match &given {
+        Value::List(items) => items
+            .iter()
+            .map(|item| item.as_dim().ok_or_else(|| args.wrong(1, wanted, item)))
+            .collect::<Result<_>>()
+            .map(Cuts::Indices),
+        value => {
+            let why = "the number of sections of tensor_split()";
+            let Some(count) = interpreter.concrete(value, args.span(1), why)? else {
+                return Err(args.wrong(1, wanted, value));
+            };
+            if count <= 0 {
+                return Err(error(
+                    Code::ValueError,
+                    args.span(1),
+                    format!("tensor_split() needs a positive number of sections, got {count}"),
+                )
+                .into());
+            }
+            Ok(Cuts::Sections(count))
+        }
+    }
 }
 
 pub fn narrow(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {

@@ -95,8 +95,7 @@ pub struct Bindings {
     numbers: Vec<i64>,
 }
 
-/// Why an entry did not match, as `TSL_LOG=recompiles` prints it.
-pub type Miss = String;
+pub use super::miss::{Cause, Miss};
 
 impl Entry {
     pub fn new(
@@ -191,7 +190,12 @@ impl Entry {
             }
         }
         if let Some(read) = self.globals.iter().find(|read| !read.holds()) {
-            return Some(format!("the global {} changed", read.name));
+            return Some(Miss::new(
+                format!("the global {} changed", read.name),
+                Cause::Global {
+                    name: read.name.to_string(),
+                },
+            ));
         }
         let bindings = match self.bind(arguments) {
             Ok(bindings) => bindings,
@@ -208,10 +212,13 @@ impl Entry {
                 format!("{} = {value}", env.display(env.symbol_expr(*symbol)))
             })
             .collect();
-        Some(format!(
-            "{} failed ({})",
-            self.guards.describe(failed).unwrap_or("a guard"),
-            values.join(", ")
+        Some(Miss::new(
+            format!(
+                "{} failed ({})",
+                self.guards.describe(failed).unwrap_or("a guard"),
+                values.join(", ")
+            ),
+            Cause::Guard,
         ))
     }
 
@@ -249,8 +256,10 @@ impl Entry {
         let mut symbols = vec![0; self.plan.symbol_count()];
         let mut numbers = vec![0; self.guard_numbers()];
         for backed in &self.backed {
-            let value = read(arguments, &backed.source)
-                .ok_or_else(|| format!("{} is missing", self.describe(&backed.source)))?;
+            let value = read(arguments, &backed.source).ok_or_else(|| {
+                let reason = format!("{} is missing", self.describe(&backed.source));
+                Miss::new(reason, Cause::Guard)
+            })?;
             let slot = backed.symbol.index();
             if backed.repeat && symbols[slot] != value {
                 let first = self
@@ -259,9 +268,9 @@ impl Entry {
                     .find(|other| other.symbol == backed.symbol)
                     .expect("a repeated symbol has a first source");
                 let (a, b) = (self.describe(&first.source), self.describe(&backed.source));
-                return Err(format!(
-                    "{a} == {b} failed ({a} = {}, {b} = {value})",
-                    symbols[slot]
+                return Err(Miss::new(
+                    format!("{a} == {b} failed ({a} = {}, {b} = {value})", symbols[slot]),
+                    Cause::Guard,
                 ));
             }
             symbols[slot] = value;
@@ -458,9 +467,13 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
     if fits(pattern, value) {
         return None;
     }
-    let differs = |what: String, want: String, got: String| {
-        Some(format!("{what} == {want} failed ({what} = {got})"))
+    let differs = |what: String, want: String, got: String, cause: Cause| {
+        Some(Miss::new(
+            format!("{what} == {want} failed ({what} = {got})"),
+            cause,
+        ))
     };
+    let name_only = || name.to_string();
     match (pattern, value) {
         (Pattern::Tensor { dtype, sizes }, Value::Tensor(tensor)) => {
             if tensor.dtype() != *dtype {
@@ -468,6 +481,7 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                     format!("{name}.dtype"),
                     dtype.to_string(),
                     tensor.dtype().to_string(),
+                    Cause::Dtype { name: name_only() },
                 );
             }
             if tensor.ndim() != sizes.len() {
@@ -475,6 +489,7 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                     format!("{name}.ndim"),
                     sizes.len().to_string(),
                     tensor.ndim().to_string(),
+                    Cause::Rank { name: name_only() },
                 );
             }
             let (dim, want, got) =
@@ -491,17 +506,22 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                 format!("{name}.size({dim})"),
                 want.to_string(),
                 got.to_string(),
+                Cause::Specialised,
             )
         }
-        (Pattern::Int(Some(want)), Value::Int(got)) => {
-            differs(name.to_string(), want.to_string(), got.to_string())
-        }
+        (Pattern::Int(Some(want)), Value::Int(got)) => differs(
+            name.to_string(),
+            want.to_string(),
+            got.to_string(),
+            Cause::Specialised,
+        ),
         (Pattern::List(patterns), Value::List(items)) => {
             if patterns.len() != items.len() {
                 return differs(
                     format!("len({name})"),
                     patterns.len().to_string(),
                     items.len().to_string(),
+                    Cause::ListLength { name: name_only() },
                 );
             }
             patterns
@@ -512,15 +532,24 @@ fn misfit(pattern: &Pattern, value: &Value, name: &str) -> Option<Miss> {
                     misfit(pattern, item, &format!("{name}[{index}]"))
                 })
         }
-        (Pattern::Same(want), got) => Some(format!(
-            "{name} is {} as traced, got {}",
-            shown(want),
-            shown(got)
+        (Pattern::Same(want), got) if want.kind() == got.kind() => Some(Miss::new(
+            format!("{name} is {} as traced, got {}", shown(want), shown(got)),
+            Cause::Value {
+                name: name_only(),
+                kind: want.kind(),
+            },
         )),
-        (want, got) => Some(format!(
-            "{name} was {} when traced, got {}",
-            pattern_kind(want),
-            got.kind()
+        (Pattern::Same(want), got) => Some(Miss::new(
+            format!("{name} is {} as traced, got {}", shown(want), shown(got)),
+            Cause::Kind { name: name_only() },
+        )),
+        (want, got) => Some(Miss::new(
+            format!(
+                "{name} was {} when traced, got {}",
+                pattern_kind(want),
+                got.kind()
+            ),
+            Cause::Kind { name: name_only() },
         )),
     }
 }

@@ -8,10 +8,11 @@
 //! calls whose inputs satisfy its guards run it without tracing.
 
 pub mod cache;
+mod miss;
 
 use std::rc::Rc;
 
-use self::cache::{Bindings, Entry, GlobalRead, RECOMPILE_LIMIT};
+use self::cache::{Bindings, Cause, Entry, GlobalRead, Miss, RECOMPILE_LIMIT};
 use super::Interpreter;
 use super::args::CallArgs;
 use super::trace::{TraceRequest, Tracer};
@@ -95,7 +96,10 @@ impl Interpreter {
             parameter_names(function).into(),
         ));
         let Some(bindings) = entry.matches(&arguments) else {
-            let reason = entry.miss(&arguments).unwrap_or_default();
+            let reason = entry
+                .miss(&arguments)
+                .map(|miss| miss.reason)
+                .unwrap_or_default();
             return Err(internal(
                 call_site,
                 &format!(
@@ -113,11 +117,16 @@ impl Interpreter {
     }
 
     /// Past the recompile limit: a warning the first time, then eager runs.
-    fn give_up(&mut self, function: &Rc<Function>, reason: Option<String>, call_site: Span) {
+    fn give_up(&mut self, function: &Rc<Function>, reason: Option<Miss>, call_site: Span) {
         if std::mem::replace(&mut function.cache.borrow_mut().exhausted, true) {
             return;
         }
         let name = function.qualified_name();
+        let dynamic = function.compile.unwrap_or_default().dynamic;
+        let help = reason.as_ref().map_or_else(
+            || Miss::new("", Cause::Specialised).help(dynamic),
+            |reason| reason.help(dynamic),
+        );
         let mut warning = Diagnostic::warning(
             Code::RecompileLimit,
             call_site,
@@ -126,9 +135,7 @@ impl Interpreter {
             ),
         )
         .with_label("this call needed another compilation")
-        .with_help(
-            "make the sizes that vary symbolic from the start: `@compile(dynamic = true)`, or `mark_dynamic(x, dim)` before the call",
-        );
+        .with_help(help);
         if let Some(reason) = reason {
             warning = warning.with_note(format!("the last graph did not fit because {reason}"));
         }
@@ -271,6 +278,7 @@ impl Interpreter {
         mut tracer: Tracer,
         body: impl FnOnce(&mut Interpreter) -> Result<T>,
     ) -> (Result<T>, Box<Tracer>) {
+        crate::diag::panic::inject("trace");
         tracer.call_base = self.call_sites.len();
         let outer = self.tracer.replace(Box::new(tracer));
         let result = body(self);
