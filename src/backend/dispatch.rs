@@ -136,6 +136,53 @@ impl Target {
     }
 }
 
+/// The session's devices: the target, and the GPU once opened (kept when the session
+/// switches back to the CPU, so switching again is free).
+#[derive(Default)]
+pub struct Devices {
+    pub target: Target,
+    #[cfg(feature = "gpu")]
+    gpu: Option<gpu::Gpu>,
+}
+
+/// Why a device cannot be used: a message and the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unavailable {
+    pub message: String,
+    pub help: String,
+}
+
+impl Devices {
+    /// Computes on `kind` from now on, opening the GPU the first time it is asked for.
+    pub fn choose(&mut self, kind: DeviceKind) -> Result<(), Unavailable> {
+        match kind {
+            DeviceKind::Cpu => self.target = Target::Cpu,
+            #[cfg(feature = "gpu")]
+            DeviceKind::Gpu => {
+                let gpu = match &self.gpu {
+                    Some(gpu) => gpu.clone(),
+                    None => gpu::Gpu::open().map_err(|error| Unavailable {
+                        message: error.message(),
+                        help: error.help().to_string(),
+                    })?,
+                };
+                self.gpu = Some(gpu.clone());
+                self.target = Target::Gpu(gpu);
+            }
+            #[cfg(not(feature = "gpu"))]
+            DeviceKind::Gpu => {
+                return Err(Unavailable {
+                    message:
+                        "this build of tsl has no GPU support (built without the `gpu` feature)"
+                            .into(),
+                    help: "rebuild with the default features, or run with `--device cpu`".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.describe())

@@ -15,5 +15,5 @@ pub mod exec;
 pub mod gpu;
 pub mod host;
 
-pub use dispatch::{DeviceKind, Dispatch, Target, Tensor};
+pub use dispatch::{DeviceKind, Devices, Dispatch, Target, Tensor, Unavailable};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};

@@ -180,10 +180,7 @@ pub struct Interpreter {
     /// How many error diagnostics went to the output.
     errors_reported: usize,
     /// The device eager code and compiled graphs run on.
-    target: crate::backend::Target,
-    /// The GPU once opened, kept when the session switches back to the CPU.
-    #[cfg(feature = "gpu")]
-    gpu: Option<crate::backend::gpu::Gpu>,
+    devices: crate::backend::Devices,
     /// The expression or statement evaluated last: where an internal error is reported.
     position: Option<Span>,
 }
@@ -216,9 +213,7 @@ impl Interpreter {
             overlay: crate::source::Overlay::new(),
             defining: Vec::new(),
             errors_reported: 0,
-            target: crate::backend::Target::default(),
-            #[cfg(feature = "gpu")]
-            gpu: None,
+            devices: crate::backend::Devices::default(),
             position: None,
             options,
         }
@@ -227,41 +222,19 @@ impl Interpreter {
     /// Computes on `kind` from now on (opening the GPU the first time). Values computed
     /// before stay where they are and move when an operation on the new device needs them.
     pub fn use_device(&mut self, kind: crate::backend::DeviceKind) -> Result<()> {
-        use crate::backend::{DeviceKind, Target};
-        match kind {
-            DeviceKind::Cpu => self.target = Target::Cpu,
-            #[cfg(feature = "gpu")]
-            DeviceKind::Gpu => {
-                let gpu = match &self.gpu {
-                    Some(gpu) => gpu.clone(),
-                    None => crate::backend::gpu::Gpu::open().map_err(|error| {
-                        Box::new(
-                            Diagnostic::without_span(Code::InputError, error.message())
-                                .with_help(error.help()),
-                        )
-                    })?,
-                };
-                self.gpu = Some(gpu.clone());
-                self.target = Target::Gpu(gpu);
-            }
-            #[cfg(not(feature = "gpu"))]
-            DeviceKind::Gpu => {
-                return Err(Box::new(
-                    Diagnostic::without_span(
-                        Code::InputError,
-                        "this build of tsl has no GPU support (built without the `gpu` feature)",
-                    )
-                    .with_help("rebuild with the default features, or run with `--device cpu`"),
-                ));
-            }
-        }
+        self.devices.choose(kind).map_err(|unavailable| {
+            Box::new(
+                Diagnostic::without_span(Code::InputError, unavailable.message)
+                    .with_help(unavailable.help),
+            )
+        })?;
         self.options.device = kind;
         Ok(())
     }
 
     /// The device the session computes on, described (`cpu`, `gpu (llvmpipe ...)`).
     pub fn device(&self) -> String {
-        self.target.describe()
+        self.devices.target.describe()
     }
 
     /// Runs `body` (one command, script or REPL cell); a panic inside it, which is a bug in

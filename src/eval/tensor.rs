@@ -90,7 +90,7 @@ impl Interpreter {
     /// The session's device, through which every operation runs.
     pub(super) fn dispatch(&mut self) -> Dispatch<'_> {
         Dispatch {
-            target: &mut self.target,
+            target: &mut self.devices.target,
             rng: &mut self.rng,
         }
     }

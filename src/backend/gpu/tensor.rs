@@ -138,14 +138,6 @@ impl Tensor {
             offset,
         }
     }
-
-    /// The GPU holding the tensor (`None` for a host scalar).
-    pub(crate) fn gpu(&self) -> Option<&Gpu> {
-        match &self.data {
-            Data::Buffer { gpu, .. } => Some(gpu),
-            Data::Scalar(_) => None,
-        }
-    }
 }
 
 impl fmt::Debug for Tensor {
