@@ -46,11 +46,13 @@ fn kernel_of(op: &Op, inputs: &[Meta]) -> Option<FusedKernel> {
 
 fn generate(kernel: &FusedKernel, inputs: Vec<Layout>, rank: usize) -> Wgsl {
     let outputs = vec![Layout::Contiguous; kernel.outputs.len()];
+    let aliased = vec![None; outputs.len()];
     elementwise(&ElementwiseSpec {
         kernel,
         rank,
         inputs,
         outputs,
+        aliased,
     })
     .expect("an elementwise kernel generates")
 }
@@ -274,6 +276,27 @@ fn scans_takes_compactions_matmuls_and_asserts_are_valid() {
     insta::assert_snapshot!("compact_scatter", compact::scatter().source);
     insta::assert_snapshot!("matmul_f32", matmul::matmul(DType::F32).source);
     insta::assert_snapshot!("device_assert", assert::device_assert().source);
+}
+
+#[test]
+fn an_in_place_kernel_binds_the_overwritten_input_once() {
+    let inputs = [meta(DType::F32, &[4]), meta(DType::F32, &[4])];
+    let kernel = kernel_of(&Op::Binary(BinaryOp::Gt), &inputs).expect("gt");
+    let wgsl = elementwise(&ElementwiseSpec {
+        kernel: &kernel,
+        rank: 1,
+        inputs: vec![Layout::Contiguous; 2],
+        outputs: vec![Layout::Contiguous],
+        aliased: vec![Some(1)],
+    })
+    .expect("generates");
+    validate(&wgsl);
+    assert_eq!(
+        wgsl.bindings.len(),
+        3,
+        "parameters and two inputs, no output binding"
+    );
+    insta::assert_snapshot!("elementwise_in_place", wgsl.source);
 }
 
 #[test]

@@ -153,6 +153,12 @@ pub struct Unavailable {
 }
 
 impl Devices {
+    /// What the GPU did so far, once it was opened.
+    #[cfg(feature = "gpu")]
+    pub fn gpu_stats(&self) -> Option<gpu::Stats> {
+        self.gpu.as_ref().map(gpu::Gpu::stats)
+    }
+
     /// Computes on `kind` from now on, opening the GPU the first time it is asked for.
     pub fn choose(&mut self, kind: DeviceKind) -> Result<(), Unavailable> {
         match kind {

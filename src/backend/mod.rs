@@ -17,3 +17,5 @@ pub mod host;
 
 pub use dispatch::{DeviceKind, Devices, Dispatch, Target, Tensor, Unavailable};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};
+#[cfg(feature = "gpu")]
+pub use gpu::Stats as GpuStats;

@@ -232,6 +232,12 @@ impl Interpreter {
         Ok(())
     }
 
+    /// What the GPU did in this session (`None` before it is opened).
+    #[cfg(feature = "gpu")]
+    pub fn gpu_stats(&self) -> Option<crate::backend::GpuStats> {
+        self.devices.gpu_stats()
+    }
+
     /// The device the session computes on, described (`cpu`, `gpu (llvmpipe ...)`).
     pub fn device(&self) -> String {
         self.devices.target.describe()

@@ -31,7 +31,7 @@ const MAX_QUEUED: usize = 256;
 
 /// A compiled kernel and the layout of its bindings.
 pub(crate) struct Pipeline {
-    pub pipeline: wgpu::ComputePipeline,
+    pub compiled: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
     pub bindings: Vec<Binding>,
 }
@@ -46,7 +46,10 @@ pub(crate) enum Command {
         groups: (u32, u32),
     },
     Copy {
-        from: Arc<Buffer>,
+        from: wgpu::Buffer,
+        /// Keeps a pooled source out of the pool until the copy is submitted.
+        #[allow(dead_code)] // held, never read
+        keep: Option<Arc<Buffer>>,
         from_offset: u64,
         to: wgpu::Buffer,
         to_offset: u64,
@@ -205,9 +208,10 @@ pub(crate) fn submit(
             to,
             to_offset,
             size,
+            ..
         } = &commands[at]
         {
-            encoder.copy_buffer_to_buffer(from.raw(), *from_offset, to, *to_offset, *size);
+            encoder.copy_buffer_to_buffer(from, *from_offset, to, *to_offset, *size);
             at += 1;
             continue;
         }
@@ -221,7 +225,7 @@ pub(crate) fn submit(
             ..
         }) = commands.get(at)
         {
-            pass.set_pipeline(&pipeline.pipeline);
+            pass.set_pipeline(&pipeline.compiled);
             pass.set_bind_group(0, groups[at].as_ref(), &[]);
             pass.dispatch_workgroups(*x, *y, 1);
             at += 1;
@@ -327,7 +331,7 @@ pub(crate) fn compile(device: &wgpu::Device, wgsl: &Wgsl) -> Result<Pipeline, Ke
         )));
     }
     Ok(Pipeline {
-        pipeline,
+        compiled: pipeline,
         layout,
         bindings: wgsl.bindings.clone(),
     })

@@ -68,6 +68,22 @@ pub(crate) struct Context {
     pub state: Mutex<State>,
     /// Errors wgpu reported outside an error scope, or the device's loss.
     pub errors: Arc<Mutex<Vec<String>>>,
+    pub stats: Mutex<Stats>,
+}
+
+/// What the GPU did so far: for tests of residency and for benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Host tensors copied to the GPU, and their bytes.
+    pub uploads: u64,
+    pub upload_bytes: u64,
+    /// Times the host waited to read results back (downloads, elements, counts, status).
+    pub readbacks: u64,
+    pub dispatches: u64,
+    /// Elementwise kernels that wrote into an input's buffer.
+    pub in_place: u64,
+    /// Kernels compiled (once per structure).
+    pub pipelines: u64,
 }
 
 impl Context {
@@ -121,6 +137,7 @@ impl Context {
             name,
             limits,
             errors,
+            stats: Mutex::new(Stats::default()),
         })
     }
 
@@ -135,7 +152,9 @@ impl Context {
 
     /// The largest tensor one kernel may bind, in bytes.
     pub fn max_binding(&self) -> u64 {
-        u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size)
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
     }
 }
 

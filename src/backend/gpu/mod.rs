@@ -23,7 +23,7 @@ mod views;
 
 use std::sync::{Arc, MutexGuard};
 
-pub use context::OpenError;
+pub use context::{OpenError, Stats};
 pub use tensor::Tensor;
 
 use self::batch::{Command, Pipeline, Report, State};
@@ -43,6 +43,17 @@ impl Gpu {
     /// Opens the GPU (`TSL_GPU_ADAPTER` picks among several).
     pub fn open() -> Result<Gpu, OpenError> {
         Context::open().map(|context| Gpu(Arc::new(context)))
+    }
+
+    /// What the GPU did so far.
+    pub fn stats(&self) -> Stats {
+        self.0.stats.lock().map(|stats| *stats).unwrap_or_default()
+    }
+
+    pub(crate) fn count(&self, update: impl FnOnce(&mut Stats)) {
+        if let Ok(mut stats) = self.0.stats.lock() {
+            update(&mut stats);
+        }
     }
 
     /// Whether two handles are the same open GPU.
@@ -174,6 +185,7 @@ impl Gpu {
             .map(|param| value(*param))
             .collect::<Result<Vec<u32>, _>>()?;
         let pipeline = self.pipeline(wgsl)?;
+        self.count(|stats| stats.dispatches += 1);
         let mut state = self.state()?;
         let params = state.push_params(&words, wgsl.param_vectors());
         state.commands.push(Command::Dispatch {
@@ -206,6 +218,7 @@ impl Gpu {
             return Ok(pipeline.clone());
         }
         let pipeline = Arc::new(batch::compile(&self.0.device, wgsl)?);
+        self.count(|stats| stats.pipelines += 1);
         self.state()?
             .pipelines
             .insert(wgsl.source.clone(), pipeline.clone());

@@ -57,7 +57,12 @@ impl Gpu {
                 });
                 fill.outputs[0].value = 1;
                 fill.outputs[0].meta.dtype = *dtype;
-                self.elementwise_into(&fill, &[Tensor::scalar(value)], &[output.clone()], false)?;
+                self.elementwise_into(
+                    &fill,
+                    &[Tensor::scalar(value)],
+                    std::slice::from_ref(&output),
+                    false,
+                )?;
                 one(output)
             }
             Op::Arange { start, end, step } => {

@@ -29,8 +29,15 @@ pub struct Tensor {
 pub(crate) enum Data {
     /// A 0-d host value.
     Scalar(Scalar),
-    /// Elements in a buffer of the GPU `gpu`.
-    Buffer { buffer: Arc<Buffer>, gpu: Gpu },
+    /// Elements in a buffer of the GPU `gpu`. Tensors share `storage` (views); queued
+    /// commands hold the buffer itself, so the count of `storage` holders says whether a
+    /// tensor is the only one seeing the buffer (and a kernel may overwrite it).
+    Buffer { storage: Arc<Storage>, gpu: Gpu },
+}
+
+/// A buffer as tensors hold it.
+pub(crate) struct Storage {
+    buffer: Arc<Buffer>,
 }
 
 impl Tensor {
@@ -52,7 +59,10 @@ impl Tensor {
         shape: &[usize],
     ) -> Tensor {
         Tensor {
-            data: Data::Buffer { buffer, gpu },
+            data: Data::Buffer {
+                storage: Arc::new(Storage { buffer }),
+                gpu,
+            },
             dtype,
             shape: shape.to_vec(),
             strides: standard_strides(shape),
@@ -123,8 +133,16 @@ impl Tensor {
 
     pub(crate) fn buffer(&self) -> Option<&Arc<Buffer>> {
         match &self.data {
-            Data::Buffer { buffer, .. } => Some(buffer),
+            Data::Buffer { storage, .. } => Some(&storage.buffer),
             Data::Scalar(_) => None,
+        }
+    }
+
+    /// Whether no other tensor sees this one's buffer.
+    pub(crate) fn is_sole_view(&self) -> bool {
+        match &self.data {
+            Data::Buffer { storage, .. } => Arc::strong_count(storage) == 1,
+            Data::Scalar(_) => false,
         }
     }
 
@@ -136,6 +154,18 @@ impl Tensor {
             shape,
             strides,
             offset,
+        }
+    }
+
+    /// The same buffer holding elements of another dtype, contiguous over `shape` from the
+    /// same offset (what an in-place kernel made of this tensor's buffer).
+    pub(crate) fn reused(&self, dtype: DType, shape: &[usize]) -> Tensor {
+        Tensor {
+            data: self.data.clone(),
+            dtype,
+            shape: shape.to_vec(),
+            strides: standard_strides(shape),
+            offset: self.offset,
         }
     }
 }

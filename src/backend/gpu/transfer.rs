@@ -19,6 +19,10 @@ impl Gpu {
     pub fn upload(&self, tensor: &host::Tensor) -> Result<Tensor, KernelError> {
         let gpu = self.alloc(tensor.dtype(), tensor.shape())?;
         let bytes = host_bytes(tensor);
+        self.count(|stats| {
+            stats.uploads += 1;
+            stats.upload_bytes += bytes.len() as u64;
+        });
         if let Some(buffer) = gpu.buffer()
             && !bytes.is_empty()
         {
@@ -71,10 +75,13 @@ impl Gpu {
         tensor: &Tensor,
         position: usize,
     ) -> Result<Scalar, KernelError> {
-        let buffer = match &tensor.data {
-            Data::Scalar(value) => return Ok(*value),
-            Data::Buffer { buffer, .. } => buffer.clone(),
-        };
+        if let Data::Scalar(value) = &tensor.data {
+            return Ok(*value);
+        }
+        let buffer = tensor
+            .buffer()
+            .cloned()
+            .ok_or_else(|| KernelError::Internal("a GPU tensor has no buffer".into()))?;
         let mut rest = position;
         let mut offset = tensor.offset;
         for (size, stride) in tensor.shape.iter().zip(&tensor.strides).rev() {
@@ -89,7 +96,9 @@ impl Gpu {
             .ok_or_else(|| KernelError::Internal("an element read back empty".into()))
     }
 
-    /// Runs everything queued and returns the bytes of each `(buffer, offset, length)`.
+    /// Runs everything queued and returns the bytes of each `(buffer, offset, length)`. The
+    /// status words of queued checks come back in the same wait: their earliest failure is
+    /// kept for the next sync.
     pub(crate) fn read(
         &self,
         segments: Vec<(Arc<Buffer>, u64, u64)>,
@@ -98,31 +107,57 @@ impl Gpu {
             .iter()
             .map(|(_, _, length)| length.next_multiple_of(4))
             .sum();
+        let mut state = self.state()?;
+        let slots = std::mem::take(&mut state.slots);
+        let status_length = if slots.is_empty() {
+            0
+        } else {
+            ((1 + slots.len()) * 4) as u64
+        };
         let staging = self.0.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
-            size: total.max(4),
+            size: (total + status_length).max(4),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let mut ranges = Vec::with_capacity(segments.len());
-        {
-            let mut state = self.state()?;
-            let mut at = 0;
-            for (buffer, offset, length) in segments {
-                let length4 = length.next_multiple_of(4);
-                state.commands.push(Command::Copy {
-                    from: buffer,
-                    from_offset: offset,
-                    to: staging.clone(),
-                    to_offset: at,
-                    size: length4,
-                });
-                ranges.push((at as usize, length as usize));
-                at += length4;
-            }
-            self.submit(&mut state)?;
+        let mut at = 0;
+        for (buffer, offset, length) in segments {
+            let length4 = length.next_multiple_of(4);
+            state.commands.push(Command::Copy {
+                from: buffer.raw().clone(),
+                keep: Some(buffer),
+                from_offset: offset,
+                to: staging.clone(),
+                to_offset: at,
+                size: length4,
+            });
+            ranges.push((at as usize, length as usize));
+            at += length4;
         }
+        if status_length > 0 {
+            let status = state.status.clone();
+            state.commands.push(Command::Copy {
+                from: status,
+                keep: None,
+                from_offset: 0,
+                to: staging.clone(),
+                to_offset: at,
+                size: status_length,
+            });
+        }
+        self.submit(&mut state)?;
+        drop(state);
         let bytes = self.map(&staging)?;
+        if status_length > 0 {
+            let words = words_of(&bytes[at as usize..]);
+            let found = earliest(slots, &words);
+            let mut state = self.state()?;
+            reset_status(self, &state, words.len() - 1);
+            if state.found.is_none() {
+                state.found = found;
+            }
+        }
         Ok(ranges
             .into_iter()
             .map(|(start, length)| bytes[start..start + length].to_vec())
@@ -131,6 +166,7 @@ impl Gpu {
 
     /// Waits for the queue and returns the contents of a staging buffer.
     fn map(&self, staging: &wgpu::Buffer) -> Result<Vec<u8>, KernelError> {
+        self.count(|stats| stats.readbacks += 1);
         let (sender, receiver) = std::sync::mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |result| {
             let _ = sender.send(result);
@@ -160,74 +196,52 @@ impl Gpu {
 }
 
 /// Waits for queued work and returns the earliest failure in it (or one kept from an
-/// earlier check), resetting the status buffer.
+/// earlier read), resetting the status buffer.
 pub(super) fn harvest(gpu: &Gpu) -> Result<Option<Found>, KernelError> {
-    let found = check_status(gpu)?;
-    let mut state = gpu.state()?;
-    Ok(state.found.take().or(found))
+    check_status(gpu)?;
+    Ok(gpu.state()?.found.take())
 }
 
-/// Checks queued work when every status slot is taken, keeping its earliest failure for
+/// Checks queued work (when every status slot is taken), keeping its earliest failure for
 /// the next sync.
 pub(super) fn recycle_slots(gpu: &Gpu) -> Result<(), KernelError> {
-    let found = check_status(gpu)?;
-    let mut state = gpu.state()?;
-    if state.found.is_none() {
-        state.found = found;
+    check_status(gpu)
+}
+
+/// Runs queued work; if it used status slots, reads them back (a read of nothing still
+/// brings the status words, and keeps their earliest failure) and resets them.
+fn check_status(gpu: &Gpu) -> Result<(), KernelError> {
+    let pending = {
+        let mut state = gpu.state()?;
+        if state.slots.is_empty() {
+            gpu.submit(&mut state)?;
+        }
+        !state.slots.is_empty()
+    };
+    if pending {
+        gpu.read(Vec::new())?;
     }
     Ok(())
 }
 
-/// Runs queued work; if it used status slots, reads and resets them and returns the
-/// earliest failure.
-fn check_status(gpu: &Gpu) -> Result<Option<Found>, KernelError> {
-    let used = {
-        let mut state = gpu.state()?;
-        if state.slots.is_empty() {
-            gpu.submit(&mut state)?;
-            return Ok(None);
-        }
-        state.slots.len()
-    };
-    let words = status_words(gpu, used)?;
-    let mut state = gpu.state()?;
-    let slots = std::mem::take(&mut state.slots);
-    reset_status(gpu, &state, used);
-    let slot = words[0] as usize;
-    let Some(failed) = slots.into_iter().nth(slot) else {
-        return Ok(None);
-    };
-    Ok(Some(Found {
-        site: failed.site,
-        report: failed.report,
-        position: words.get(1 + slot).copied().unwrap_or(0),
-    }))
-}
-
-/// The first `1 + used` status words, after everything queued ran.
-fn status_words(gpu: &Gpu, used: usize) -> Result<Vec<u32>, KernelError> {
-    let length = ((1 + used) * 4) as u64;
-    let staging = gpu.0.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("status readback"),
-        size: length,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    {
-        let mut state = gpu.state()?;
-        let mut encoder = gpu
-            .0
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        gpu.submit(&mut state)?;
-        encoder.copy_buffer_to_buffer(&state.status, 0, &staging, 0, length);
-        gpu.0.queue.submit([encoder.finish()]);
-    }
-    let bytes = gpu.map(&staging)?;
-    Ok(bytes
+/// The status words as numbers.
+fn words_of(bytes: &[u8]) -> Vec<u32> {
+    bytes
         .chunks_exact(4)
         .map(|word| u32::from_le_bytes([word[0], word[1], word[2], word[3]]))
-        .collect())
+        .collect()
+}
+
+/// The failure of the smallest failing slot, at its first failing position.
+fn earliest(slots: Vec<super::batch::Slot>, words: &[u32]) -> Option<Found> {
+    let slot = *words.first()? as usize;
+    let position = words.get(1 + slot).copied().unwrap_or(0);
+    let failed = slots.into_iter().nth(slot)?;
+    Some(Found {
+        site: failed.site,
+        report: failed.report,
+        position,
+    })
 }
 
 fn reset_status(gpu: &Gpu, state: &State, used: usize) {

@@ -3,6 +3,7 @@
 //! The host reads the total back once: it is the size of a data-dependent result.
 
 use super::{Binding, Module, Param, Wgsl, workgroup_size};
+use std::fmt::Write as _;
 
 /// Flags each workgroup handles: four per invocation.
 pub const BLOCK: u32 = 4 * 256;
@@ -98,7 +99,8 @@ pub fn repeat_positions() -> Wgsl {
     let count = module.param(Param::Count);
     let length = module.param(Param::Value(0));
     let mut body = super::entry_point(&count);
-    body.push_str(&format!(
+    let _ = write!(
+        body,
         "    var low = 0u;\n\
          \x20   var high = {length};\n\
          \x20   loop {{\n\
@@ -108,7 +110,7 @@ pub fn repeat_positions() -> Wgsl {
          \x20   }}\n\
          \x20   positions[i] = i64(low);\n\
          }}\n"
-    ));
+    );
     module.finish("repeat_interleave: the element each output repeats", &body)
 }
 
@@ -123,8 +125,9 @@ pub fn negative_counts() -> Wgsl {
     let stride = module.param(Param::Stride(0, 0));
     let slot = module.param(Param::Slot(0));
     let mut body = super::entry_point(&count);
-    body.push_str(&format!(
+    let _ = write!(
+        body,
         "    if (counts[{offset} + i * {stride}] < 0li) {{ fail({slot}, i); }}\n}}\n"
-    ));
+    );
     module.finish("repeat_interleave: negative counts", &body)
 }

@@ -7,6 +7,7 @@ use super::{Binding, Module, Param, Wgsl, entry_point};
 use crate::dtype::DType;
 use crate::graph::fused::{FusedKernel, InstrKind};
 use crate::graph::op::{BinaryOp, UnaryOp};
+use std::fmt::Write as _;
 
 /// How a kernel addresses one of its tensors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,6 +30,10 @@ pub struct ElementwiseSpec<'k> {
     pub inputs: Vec<Layout>,
     /// Per kernel output (`Contiguous` or `Strided`).
     pub outputs: Vec<Layout>,
+    /// Per kernel output: the input whose buffer it overwrites (in place: the input is
+    /// contiguous over the iteration shape and nothing else holds it), bound once, read and
+    /// written through the same binding as WebGPU requires.
+    pub aliased: Vec<Option<usize>>,
 }
 
 /// The WGSL of an elementwise kernel; an error names what the generator cannot express (a
@@ -59,9 +64,33 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
             continue;
         }
         let name = format!("in{position}");
-        module.storage(&name, wgsl::storage_type(meta.dtype), Binding::Read);
+        let overwritten = spec.aliased.contains(&Some(position));
+        let binding = if overwritten {
+            Binding::Write
+        } else {
+            Binding::Read
+        };
+        let stored = if overwritten {
+            // The buffer holds the output's elements afterwards: one storage type for both.
+            let output = spec
+                .aliased
+                .iter()
+                .position(|a| *a == Some(position))
+                .unwrap_or(0);
+            kernel
+                .outputs
+                .get(output)
+                .map_or(meta.dtype, |o| o.meta.dtype)
+        } else {
+            meta.dtype
+        };
+        module.storage(&name, wgsl::storage_type(stored), binding);
         let index = address(&mut module, *layout, tensor, spec.rank);
-        names.push(load(meta.dtype, &name, &index));
+        names.push(if stored == meta.dtype {
+            load(meta.dtype, &name, &index)
+        } else {
+            reinterpret(meta.dtype, &format!("{name}[{index}]"))
+        });
     }
     let mut fallible = 0u8;
     for (index, instr) in kernel.body.iter().enumerate() {
@@ -91,28 +120,45 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
             InstrKind::Where(c, a, b) => format!("select(v{b}, v{a}, v{c})"),
             InstrKind::Reduce(..) => return Err("an elementwise kernel cannot reduce".into()),
         };
-        body.push_str(&format!(
-            "    let v{index}: {} = {expression};\n",
+        let _ = writeln!(
+            body,
+            "    let v{index}: {} = {expression};",
             value_type(instr.dtype)
-        ));
+        );
         if let Some(check) = fault_check(&instr.kind, instr.dtype) {
             module.status();
             let slot = module.param(Param::Slot(fallible));
             fallible += 1;
-            body.push_str(&format!("    if ({check}) {{ fail({slot}, i); }}\n"));
+            let _ = writeln!(body, "    if ({check}) {{ fail({slot}, i); }}");
         }
     }
     for (position, (output, layout)) in kernel.outputs.iter().zip(&spec.outputs).enumerate() {
         let tensor = (kernel.inputs.len() + position) as u8;
-        let name = format!("out{position}");
-        module.storage(&name, wgsl::storage_type(output.meta.dtype), Binding::Write);
+        let name = match spec.aliased.get(position).copied().flatten() {
+            Some(input) => format!("in{input}"),
+            None => {
+                let name = format!("out{position}");
+                module.storage(&name, wgsl::storage_type(output.meta.dtype), Binding::Write);
+                name
+            }
+        };
         let index = address(&mut module, *layout, tensor, spec.rank);
         let value = store(output.meta.dtype, &format!("v{}", output.value));
-        body.push_str(&format!("    {name}[{index}] = {value};\n"));
+        let _ = writeln!(body, "    {name}[{index}] = {value};");
     }
     body.push_str("}\n");
     let comment = format!("elementwise: {}", kernel.member_names().join(" "));
     Ok(module.finish(&comment, &body))
+}
+
+/// A stored word of one 4-byte dtype read as another (an input overwritten in place by an
+/// output of another dtype): `bool` words and `f32` bits.
+fn reinterpret(dtype: DType, word: &str) -> String {
+    match dtype {
+        DType::Bool => format!("(bitcast<u32>({word}) != 0u)"),
+        DType::F32 => format!("bitcast<f32>({word})"),
+        DType::I64 => word.to_string(),
+    }
 }
 
 /// The coordinates `c0..c{rank-1}` of invocation `i` in the iteration shape.
@@ -123,9 +169,10 @@ pub(crate) fn coordinates(module: &mut Module, rank: usize) -> String {
     let mut text = String::from("    var rest = i;\n");
     for dim in (1..rank).rev() {
         let size = module.param(Param::Size(dim as u8));
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "    let c{dim} = rest % {size};\n    rest = rest / {size};\n"
-        ));
+        );
     }
     text.push_str("    let c0 = rest;\n");
     text
@@ -140,7 +187,7 @@ pub(crate) fn address(module: &mut Module, layout: Layout, tensor: u8, rank: usi
             let mut text = offset;
             for dim in 0..rank {
                 let stride = module.param(Param::Stride(tensor, dim as u8));
-                text.push_str(&format!(" + c{dim} * {stride}"));
+                let _ = write!(text, " + c{dim} * {stride}");
             }
             text
         }
@@ -167,8 +214,8 @@ fn unary(module: &mut Module, op: UnaryOp, dtype: DType, a: &str) -> Result<Stri
         format!("{name}({a})")
     };
     Ok(match (dtype, op) {
-        (DType::F32, UnaryOp::Neg) | (DType::I64, UnaryOp::Neg) => format!("-{a}"),
-        (DType::F32, UnaryOp::Abs) | (DType::I64, UnaryOp::Abs) => format!("abs({a})"),
+        (DType::F32 | DType::I64, UnaryOp::Neg) => format!("-{a}"),
+        (DType::F32 | DType::I64, UnaryOp::Abs) => format!("abs({a})"),
         (DType::F32, UnaryOp::Exp) => format!("exp({a})"),
         (DType::F32, UnaryOp::Log) => call(module, "log_f32"),
         (DType::F32, UnaryOp::Sqrt) => call(module, "sqrt_f32"),

@@ -8,6 +8,7 @@ use super::elementwise::coordinates;
 use super::wgsl::storage_type;
 use super::{Binding, Module, Param, Wgsl, entry_point};
 use crate::dtype::DType;
+use std::fmt::Write as _;
 
 /// A take to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,8 +40,8 @@ pub fn take(spec: &TakeSpec) -> Wgsl {
     for dim in 0..spec.rank {
         let source_stride = module.param(Param::Stride(0, dim as u8));
         let index_stride = module.param(Param::Stride(1, dim as u8));
-        source.push_str(&format!(" + c{dim} * {source_stride}"));
-        index.push_str(&format!(" + c{dim} * {index_stride}"));
+        let _ = write!(source, " + c{dim} * {source_stride}");
+        let _ = write!(index, " + c{dim} * {index_stride}");
     }
     let stride = module.param(Param::Value(0));
     let size = module.param(Param::Value(1));
@@ -57,7 +58,8 @@ pub fn take(spec: &TakeSpec) -> Wgsl {
     } else {
         "0u"
     };
-    body.push_str(&format!(
+    let _ = write!(
+        body,
         "    var k = indices[{index}];\n\
          {wrap}\
          \x20   if (k < 0li || k >= i64({size})) {{\n\
@@ -67,7 +69,7 @@ pub fn take(spec: &TakeSpec) -> Wgsl {
          \x20   }}\n\
          \x20   out[i] = values[{source} + u32(k) * {stride}];\n\
          }}\n"
-    ));
+    );
     let comment = format!(
         "take: {}, rank {}{}",
         spec.dtype,

@@ -8,6 +8,7 @@
 
 use super::{Binding, Module, Param, Wgsl, entry_point, workgroup_size};
 use crate::dtype::DType;
+use std::fmt::Write as _;
 
 /// Words: `Count` work items (tiles for `f32`, elements for `i64`), `Value(0..3)` the rows
 /// `n`, inner size `k` and columns `m`, `Value(3)` tiles across the columns, `Stride(0, d)`
@@ -116,7 +117,8 @@ fn integer() -> Wgsl {
     let [count, n, k, m, _, lb, lr, lc, rb, rr, rc, left_offset] = words(&mut module);
     let right_offset = module.param(Param::Offset(1));
     let mut body = entry_point(&count);
-    body.push_str(&format!(
+    let _ = write!(
+        body,
         "    let c = i % {m};\n\
          \x20   let r = (i / {m}) % {n};\n\
          \x20   let batch = i / ({m} * {n});\n\
@@ -128,6 +130,6 @@ fn integer() -> Wgsl {
          \x20   }}\n\
          \x20   out[i] = sum;\n\
          }}\n"
-    ));
+    );
     module.finish("matmul: i64, one element per invocation", &body)
 }

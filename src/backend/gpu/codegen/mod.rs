@@ -7,6 +7,7 @@
 //! the generator lists ([`Param`]). One pipeline therefore serves every size a cached graph
 //! accepts, and pipelines are cached by their source.
 
+use std::fmt::Write as _;
 pub mod assert;
 pub mod compact;
 pub mod elementwise;
@@ -143,11 +144,12 @@ impl Module {
     pub fn finish(self, comment: &str, body: &str) -> Wgsl {
         let vectors = self.params.len().div_ceil(4).max(1);
         let mut source = String::new();
-        source.push_str(&format!("// {comment}\n"));
-        source.push_str(&format!(
+        let _ = writeln!(source, "// {comment}");
+        let _ = write!(
+            source,
             "struct Params {{ w: array<vec4<u32>, {vectors}> }}\n\
              @group(0) @binding(0) var<uniform> p: Params;\n"
-        ));
+        );
         for declaration in &self.declarations {
             source.push_str(declaration);
             source.push('\n');

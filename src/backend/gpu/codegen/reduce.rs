@@ -11,6 +11,7 @@ use super::wgsl::storage_type;
 use super::{Binding, Module, Param, Wgsl};
 use crate::dtype::DType;
 use crate::graph::op::ReduceOp;
+use std::fmt::Write as _;
 
 /// A reduction pass to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,14 +134,13 @@ pub fn reduce(spec: &ReduceSpec) -> Wgsl {
         } else {
             result
         };
-        body.push_str(&format!(
-            "        out_values[{out_offset} + row] = {stored};\n"
-        ));
+        let _ = writeln!(body, "        out_values[{out_offset} + row] = {stored};");
     }
     if arg {
-        body.push_str(&format!(
-            "        out_indices[{out_offset} + row] = i64(shared_indices[0]);\n"
-        ));
+        let _ = writeln!(
+            body,
+            "        out_indices[{out_offset} + row] = i64(shared_indices[0]);"
+        );
     }
     body.push_str("    }\n}\n");
     let comment = format!(

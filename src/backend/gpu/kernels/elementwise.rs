@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use super::Walk;
 use crate::backend::error::KernelError;
-use crate::backend::gpu::Gpu;
 use crate::backend::gpu::batch::Report;
 use crate::backend::gpu::codegen::Param;
 use crate::backend::gpu::codegen::elementwise::{ElementwiseSpec, elementwise};
 use crate::backend::gpu::tensor::Tensor;
+use crate::backend::gpu::{Gpu, stored_size};
 use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{FusedKernel, FusedOutput, Instr, InstrKind, Member};
 use crate::graph::op::BinaryOp;
@@ -25,12 +25,20 @@ impl Gpu {
         fused: bool,
     ) -> Result<Vec<Tensor>, KernelError> {
         let shape = concrete(&kernel.shape)?;
+        let aliased = overwritable(kernel, inputs, &shape);
         let outputs = kernel
             .outputs
             .iter()
-            .map(|output| self.alloc(output.meta.dtype, &shape))
+            .zip(&aliased)
+            .map(|(output, alias)| match alias {
+                Some(input) => Ok(inputs[*input].reused(output.meta.dtype, &shape)),
+                None => self.alloc(output.meta.dtype, &shape),
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        self.elementwise_into(kernel, inputs, &outputs, fused)?;
+        self.write(kernel, inputs, &outputs, &aliased, fused)?;
+        if aliased.iter().any(Option::is_some) {
+            self.count(|stats| stats.in_place += 1);
+        }
         Ok(outputs)
     }
 
@@ -40,6 +48,17 @@ impl Gpu {
         kernel: &FusedKernel,
         inputs: &[Tensor],
         outputs: &[Tensor],
+        fused: bool,
+    ) -> Result<(), KernelError> {
+        self.write(kernel, inputs, outputs, &vec![None; outputs.len()], fused)
+    }
+
+    fn write(
+        &self,
+        kernel: &FusedKernel,
+        inputs: &[Tensor],
+        outputs: &[Tensor],
+        aliased: &[Option<usize>],
         fused: bool,
     ) -> Result<(), KernelError> {
         if inputs.len() != kernel.inputs.len() || outputs.len() != kernel.outputs.len() {
@@ -60,11 +79,20 @@ impl Gpu {
             rank: walk.shape.len(),
             inputs: layouts[..inputs.len()].to_vec(),
             outputs: layouts[inputs.len()..].to_vec(),
+            aliased: aliased.to_vec(),
         };
         let wgsl = elementwise(&spec).map_err(KernelError::Internal)?;
         let slots = self.fault_slots(kernel, fused)?;
-        let buffers: Vec<Arc<_>> = tensors
+        // Bindings: the inputs, then the outputs that do not overwrite an input.
+        let buffers: Vec<Arc<_>> = inputs
             .iter()
+            .chain(
+                outputs
+                    .iter()
+                    .zip(aliased)
+                    .filter(|(_, alias)| alias.is_none())
+                    .map(|(output, _)| output),
+            )
             .filter_map(|tensor| tensor.buffer().cloned())
             .collect();
         let mut value = |param: Param| -> Result<u32, KernelError> {
@@ -73,8 +101,8 @@ impl Gpu {
                 Param::Size(d) => walk.shape[d as usize] as u32,
                 Param::Offset(t) => walk.tensors[t as usize].2 as u32,
                 Param::Stride(t, d) => walk.tensors[t as usize].1[d as usize] as u32,
-                Param::ScalarLow(t) => scalar_words(&tensors[t as usize]).0,
-                Param::ScalarHigh(t) => scalar_words(&tensors[t as usize]).1,
+                Param::ScalarLow(t) => scalar_words(tensors[t as usize]).0,
+                Param::ScalarHigh(t) => scalar_words(tensors[t as usize]).1,
                 Param::Slot(k) => slots[k as usize],
                 Param::Value(_) => 0,
             })
@@ -126,6 +154,35 @@ impl Gpu {
             None => Ok(tensor.clone()),
         }
     }
+}
+
+/// Per output, an input whose buffer it may overwrite: an input nothing else sees, laid out
+/// exactly as the output (contiguous over the iteration shape), with elements of the same
+/// size, whose buffer no other input of the kernel binds.
+fn overwritable(kernel: &FusedKernel, inputs: &[Tensor], shape: &[usize]) -> Vec<Option<usize>> {
+    let mut taken = vec![false; inputs.len()];
+    kernel
+        .outputs
+        .iter()
+        .map(|output| {
+            let candidate = inputs.iter().enumerate().position(|(position, input)| {
+                !taken[position]
+                    && input.is_sole_view()
+                    && input.shape == shape
+                    && input.is_contiguous()
+                    && stored_size(input.dtype) == stored_size(output.meta.dtype)
+                    && !inputs.iter().enumerate().any(|(other, tensor)| {
+                        other != position
+                            && tensor
+                                .buffer()
+                                .zip(input.buffer())
+                                .is_some_and(|(a, b)| Arc::ptr_eq(a, b))
+                    })
+            })?;
+            taken[candidate] = true;
+            Some(candidate)
+        })
+        .collect()
 }
 
 /// The sizes of a resolved kernel shape.

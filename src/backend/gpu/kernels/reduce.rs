@@ -65,7 +65,7 @@ impl Gpu {
                 indexed: false,
                 last: true,
             };
-            self.reduce_into(&spec, &pass, &source, None, std::slice::from_ref(&output))?;
+            self.reduce_into(spec, &pass, &source, None, std::slice::from_ref(&output))?;
             return Ok(output);
         }
         let partial = ReduceSpec {
@@ -88,7 +88,7 @@ impl Gpu {
         } else {
             vec![values.clone()]
         };
-        self.reduce_into(&partial, &pass, &source, None, &targets)?;
+        self.reduce_into(partial, &pass, &source, None, &targets)?;
         let second = Pass {
             rows,
             length: chunks,
@@ -106,7 +106,7 @@ impl Gpu {
         };
         let indices = arg.then_some(&indices);
         self.reduce_into(
-            &last,
+            last,
             &second,
             &values,
             indices,
@@ -117,13 +117,13 @@ impl Gpu {
 
     fn reduce_into(
         &self,
-        spec: &ReduceSpec,
+        spec: ReduceSpec,
         pass: &Pass,
         source: &Tensor,
         indices: Option<&Tensor>,
         outputs: &[Tensor],
     ) -> Result<(), KernelError> {
-        let wgsl = reduce(spec);
+        let wgsl = reduce(&spec);
         let mut buffers = vec![];
         for tensor in std::iter::once(source).chain(indices).chain(outputs) {
             buffers.push(
