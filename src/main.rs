@@ -5,6 +5,7 @@
 use std::io::{BufWriter, IsTerminal, Stdout, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use tsl::graph::passes::FusionPolicy;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -179,24 +180,47 @@ fn on_interpreter_thread(
     })
 }
 
-/// Runs `body` on a thread with the interpreter's large stack. A panic that escapes the
+/// Runs `body` on a thread with the interpreter's large stack (a smaller one, with less
+/// nesting allowed, when a memory limit leaves no room for it). A panic that escapes the
 /// interpreter's own guard is still reported as an internal error, never silently.
 fn on_big_stack(format: Format, body: impl FnOnce() -> Status + Send + 'static) -> ExitCode {
-    let guarded = move || {
-        tsl::diag::panic::catch(body).unwrap_or_else(|panic| {
-            let mut output = Terminal::new(format);
-            output.diagnostic(&SourceMap::new(), &panic.diagnostic(None));
-            Status::Failed
-        })
-    };
-    let worker = std::thread::Builder::new()
-        .name("tsl".to_string())
-        .stack_size(limits::STACK_BYTES)
-        .spawn(guarded);
-    let status = match worker.map(std::thread::JoinHandle::join) {
-        Ok(Ok(status)) => status,
-        _ => Status::Failed,
-    };
+    type Body = Box<dyn FnOnce() -> Status + Send>;
+    let pending: Arc<Mutex<Option<Body>>> = Arc::new(Mutex::new(Some(Box::new(body))));
+    let mut status = None;
+    for stack in [
+        limits::STACK_BYTES,
+        limits::STACK_BYTES / 8,
+        limits::STACK_BYTES / 64,
+    ] {
+        let body = Arc::clone(&pending);
+        let worker = std::thread::Builder::new()
+            .name("tsl".to_string())
+            .stack_size(stack)
+            .spawn(move || {
+                limits::set_thread_stack(stack);
+                let body = body.lock().ok().and_then(|mut body| body.take());
+                body.map(|body| {
+                    tsl::diag::panic::catch(body).unwrap_or_else(|panic| {
+                        let mut output = Terminal::new(format);
+                        output.diagnostic(&SourceMap::new(), &panic.diagnostic(None));
+                        Status::Failed
+                    })
+                })
+            });
+        if let Ok(worker) = worker {
+            status = Some(worker.join().ok().flatten().unwrap_or(Status::Failed));
+            break;
+        }
+    }
+    let status = status.unwrap_or_else(|| {
+        let diagnostic = Diagnostic::without_span(
+            Code::InputError,
+            "cannot start: no thread with a large enough stack can be created",
+        )
+        .with_help("the memory limit of this process is too low; raise it (ulimit -v)");
+        Terminal::new(format).diagnostic(&SourceMap::new(), &diagnostic);
+        Status::Failed
+    });
     match status {
         Status::Ok => ExitCode::SUCCESS,
         Status::Failed => ExitCode::FAILURE,

@@ -1,7 +1,7 @@
 //! `tsl check` over the suite and the examples: no false errors (every error it reports is
-//! one the file expects at that line), and every expected error that needs no input values
-//! is reported: syntax errors, data-dependent errors in compiled functions, and anything
-//! marked `# check:`.
+//! one the file expects at that line), every expected error that needs no input values is
+//! reported (syntax errors, data-dependent errors in compiled functions, and anything marked
+//! `# check:` or `# check-note:`), and each problem is reported once, in line order.
 
 mod common;
 
@@ -38,6 +38,7 @@ fn tsl_check_reports_exactly_the_static_errors() {
                     failures.push(format!("{name}: false error\n{}", reported.rendered));
                 }
             }
+            failures.extend(repeated_or_unordered(&name, &run));
             let must_report = expected
                 .diagnostics
                 .iter()
@@ -124,4 +125,24 @@ fn builtin_signatures_agree_with_running_them() {
         failures
     });
     assert!(failures.is_empty(), "\n{}\n", failures.join("\n"));
+}
+
+/// Diagnostics reported twice, or out of line order.
+fn repeated_or_unordered(name: &str, run: &common::Run) -> Vec<String> {
+    let mut problems = Vec::new();
+    let keys: Vec<(Option<usize>, &str, &str)> = run
+        .diagnostics
+        .iter()
+        .map(|d| (d.line_in(name), d.code.as_str(), d.message.as_str()))
+        .collect();
+    for (index, key) in keys.iter().enumerate() {
+        if keys[..index].contains(key) {
+            problems.push(format!("{name}: reported twice: {key:?}"));
+        }
+    }
+    let lines: Vec<usize> = keys.iter().filter_map(|key| key.0).collect();
+    if lines.windows(2).any(|pair| pair[0] > pair[1]) {
+        problems.push(format!("{name}: not in line order: {lines:?}"));
+    }
+    problems
 }

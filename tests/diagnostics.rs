@@ -65,6 +65,14 @@ snapshot!(
     error_inside_std,
     "use std.jagged as jagged\nlet values = tensor([1.0, 2.0])\nprint(jagged.split_by_lengths(values, tensor([1, 2])))\n"
 );
+snapshot!(
+    origin_of_a_mask,
+    "@compile\nfn f(x: f32[n]) {\n    let y = x[x > 0.0]\n    if y.size(0) == 3 { return 1 }\n    return 0\n}\nf(tensor([1.0, -2.0, 3.0]))\n"
+);
+snapshot!(
+    origin_inside_std,
+    "use std.jagged as jagged\n@compile\nfn f(lengths: i64[n]) {\n    let ids = jagged.segment_ids(lengths)\n    if ids.size(0) == 3 { return 1 }\n    return 0\n}\nf(tensor([1, 2]))\n"
+);
 
 #[test]
 fn json_object() {

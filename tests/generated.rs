@@ -3,9 +3,11 @@
 //! Each program is a `@compile` function over `a: f32[n], b: f32[n], c: f32[n, m]` and a count
 //! `k: i64[1]`, built from elementwise ops, comparisons and `where`, reductions and scans,
 //! shape ops, matmul, boolean masks, `masked_select`, `nonzero`, `unique`,
-//! `repeat_interleave`, `index_select` with indices from data, `narrow`, `split`, slices and
-//! indexing at positions read from data, `cond` on data (branches that may disagree on
-//! sizes), prints, and `check`s on sizes, scalars and data. It is called three times
+//! `repeat_interleave`, `index_select` with indices from data, masks and takes at the
+//! positions they keep followed by elementwise work and reductions (one fused kernel when
+//! compiled), `narrow`, `split`, slices and indexing at positions read from data, `cond` on
+//! data (branches that may disagree on sizes), prints, and `check`s on sizes, scalars and
+//! data. It is called three times
 //! with inputs of random sizes and values, so cached graphs are reused with other data, sizes
 //! change (automatic dynamic) and checks fail on some calls. Compiled and eager runs must
 //! print the same lines and stop at the same error with the same message. A program the
@@ -469,6 +471,37 @@ impl Generator {
                 let shape = x.shape[1..].to_vec();
                 self.bind(format!("{}[{u}]", x.name), x.dtype, shape);
             }
+            24 => return self.gather_pipeline(),
+            25 => {
+                // A mask from the program, its kept elements reduced, and its count.
+                let Some(p) = self.pick(|var| var.dtype == DType::Bool) else {
+                    return false;
+                };
+                let same = |var: &Var| var.dtype == DType::F32 && var.shape == p.shape;
+                let Some(x) = self.pick(same) else {
+                    return false;
+                };
+                let kept = if self.rng.random_bool(0.5) {
+                    format!("{}[{}]", x.name, p.name)
+                } else {
+                    format!("{}.masked_select({})", x.name, p.name)
+                };
+                let c = self.constant();
+                let reduction = ["sum()", "mean()", "max()", "sum(0)"]
+                    .choose(&mut self.rng)
+                    .copied()
+                    .unwrap_or("sum()");
+                self.bind(
+                    format!("(relu({kept} - {c}) * {kept}).{reduction}"),
+                    DType::F32,
+                    Vec::new(),
+                );
+                self.bind(
+                    format!("{kept}.size(0) + {}.sum()", p.name),
+                    DType::I64,
+                    Vec::new(),
+                );
+            }
             26 => {
                 // A long elementwise chain: one fused kernel when compiled.
                 let Some(x) = self.pick(float) else {
@@ -520,6 +553,35 @@ impl Generator {
                 ));
             }
         }
+        true
+    }
+
+    /// The positions where a mask holds, a take there (`index_select`, indexing, `gather`)
+    /// of the tensor the mask came from or of another of its length, elementwise work and
+    /// a reduction: one kernel when compiled.
+    fn gather_pipeline(&mut self) -> bool {
+        let Some(x) = self.pick(|var| var.dtype == DType::F32 && var.shape.len() == 1) else {
+            return false;
+        };
+        let same = |var: &Var| var.dtype == DType::F32 && var.shape == x.shape;
+        let y = self.pick(same).expect("x itself fits");
+        let c = self.constant();
+        let positions = format!("({} > {c}).nonzero().squeeze(1)", x.name);
+        let taken = match self.rng.random_range(0..3) {
+            0 => format!("{}.index_select(0, {positions})", y.name),
+            1 => format!("{}[{positions}]", y.name),
+            _ => format!("{}.gather(0, {positions})", y.name),
+        };
+        let reduction = ["sum()", "max()", "mean()", "abs().min()"]
+            .choose(&mut self.rng)
+            .copied()
+            .unwrap_or("sum()");
+        let c2 = self.constant();
+        self.bind(
+            format!("({taken} * {c2} - 1.0).{reduction}"),
+            DType::F32,
+            Vec::new(),
+        );
         true
     }
 

@@ -7,7 +7,8 @@ mod common;
 
 use common::{Collect, on_big_stack, root, traces_of, tsl_files};
 use tsl::eval::{Interpreter, Options};
-use tsl::graph::ir::{Graph, NodeKind, Part};
+use tsl::graph::ir::{Graph, Node, NodeKind, Part};
+use tsl::graph::op::Op;
 use tsl::graph::passes;
 
 /// Every assert of a graph and its branches, described independently of node numbering.
@@ -75,12 +76,13 @@ fn text(parts: &[Part]) -> String {
 
 #[test]
 fn no_pass_drops_an_assert() {
-    let (graphs, with_asserts, with_fusion) = on_big_stack(|| {
+    let (graphs, with_asserts, with_fusion, keeping) = on_big_stack(|| {
         let mut files = tsl_files(&root().join("tests/suite"));
         files.extend(tsl_files(&root().join("examples")));
         let mut graphs = 0;
         let mut with_asserts = 0;
         let mut with_fusion = 0;
+        let mut keeping = 0;
         for path in files {
             for graph in traces_of(path.clone()) {
                 let before = asserts(&graph);
@@ -101,18 +103,28 @@ fn no_pass_drops_an_assert() {
                 assert_eq!(effects_in_order(&fused), effects, "{context}");
                 assert_eq!(tsl::graph::verify::verify(&fused), Ok(()), "{context}");
                 with_fusion += usize::from(fused.nodes.len() < optimized.nodes.len());
+                keeping += usize::from(fused.nodes.iter().any(keeps_elements));
                 graphs += 1;
                 with_asserts += usize::from(!before.is_empty());
             }
         }
-        (graphs, with_asserts, with_fusion)
+        (graphs, with_asserts, with_fusion, keeping)
     });
     assert!(with_fusion >= 10, "only {with_fusion} graphs were fused");
+    assert!(
+        keeping >= 5,
+        "only {keeping} graphs keep masked elements inside a fused kernel"
+    );
     assert!(graphs >= 20, "only {graphs} graphs were traced");
     assert!(
         with_asserts >= 10,
         "only {with_asserts} graphs hold asserts"
     );
+}
+
+/// Whether a node is a fused kernel that compacts elements by a mask.
+fn keeps_elements(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Op(Op::Fused(kernel)) if kernel.mask().is_some())
 }
 
 /// The optimised graph of a function traced from its annotations.

@@ -98,6 +98,18 @@ fn hostile_inputs_end_in_diagnostics() {
             "syntax-error",
         ),
         (
+            // A syntax error deep inside: once quadratic in the parser's error recovery.
+            "nested_error.tsl",
+            format!("let x = {}1 +{}", "(".repeat(100_000), ")".repeat(100_000)).into_bytes(),
+            "syntax-error",
+        ),
+        (
+            // Mismatched closers: once a walk down the lexer's bracket stack per closer.
+            "mismatched.tsl",
+            format!("let x = {}{}", "(".repeat(100_000), "]".repeat(100_000)).into_bytes(),
+            "syntax-error",
+        ),
+        (
             "unclosed.tsl",
             "[".repeat(100_000).into_bytes(),
             "syntax-error",

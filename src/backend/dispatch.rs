@@ -281,6 +281,30 @@ impl Device for Dispatch<'_> {
         }
     }
 
+    fn reserve(
+        &mut self,
+        op: &Op,
+        operands: &[Tensor],
+        results: &[(DType, u64)],
+    ) -> Result<(), KernelError> {
+        match self.target {
+            Target::Cpu => {
+                let hosts = operands
+                    .iter()
+                    .map(|operand| match operand {
+                        Tensor::Host(tensor) => Ok(tensor.clone()),
+                        #[cfg(feature = "gpu")]
+                        Tensor::Gpu(tensor) => tensor.to_host(),
+                    })
+                    .collect::<Result<Vec<host::Tensor>, _>>()?;
+                let hosts: Vec<&host::Tensor> = hosts.iter().collect();
+                cpu::memory::reserve_for(op, &hosts, results)
+            }
+            #[cfg(feature = "gpu")]
+            Target::Gpu(gpu) => gpu.reserve(results),
+        }
+    }
+
     fn element(&mut self, tensor: &Tensor) -> Result<Scalar, KernelError> {
         #[cfg(feature = "gpu")]
         if let Tensor::Gpu(tensor) = tensor {

@@ -16,13 +16,19 @@ pub const MAX_ELEMENTS: usize = 1 << 31;
 /// `f32`, `i64`, `bool` and shapes print as `[2, 3]`.
 ///
 /// [`KernelError::diagnostic`] maps the variants to diagnostic codes: `TooLarge`,
-/// `DivisionByZero` and `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to
+/// `OutOfMemory`, `DivisionByZero` and `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to
 /// `shape-error`, `Type` to `type-error`, and `Input` to `input-error`.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum KernelError {
     /// An allocation over [`MAX_ELEMENTS`]; `numel` saturates at `u128::MAX`.
     #[error("a tensor of {numel} elements is too large (the limit is {MAX_ELEMENTS} elements)")]
     TooLarge { numel: u128 },
+    /// A result the machine cannot allocate now (within the element limit).
+    #[error(
+        "out of memory: the result needs {}, more than can be allocated now",
+        describe_bytes(*bytes)
+    )]
+    OutOfMemory { bytes: u64 },
     /// Integer `//` or `%` by zero.
     #[error("integer division by zero")]
     DivisionByZero,
@@ -87,6 +93,7 @@ impl KernelError {
         }
         let code = match self {
             KernelError::TooLarge { .. }
+            | KernelError::OutOfMemory { .. }
             | KernelError::DivisionByZero
             | KernelError::Value(_)
             | KernelError::DeviceLimit(_) => Code::ValueError,
@@ -107,9 +114,31 @@ impl KernelError {
             }
             KernelError::DeviceLimit(_) => diagnostic
                 .with_help("split the work into smaller tensors, or run with `--device cpu`"),
-
+            KernelError::OutOfMemory { .. } => diagnostic.with_help(
+                "the machine cannot provide this much memory: use smaller tensors, or let \
+                 large intermediate values go out of scope sooner",
+            ),
             _ => diagnostic,
         }
+    }
+}
+
+/// `bytes` for people: `8000000000 bytes (7.5 GiB)`.
+pub fn describe_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = "";
+    for next in UNITS {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = next;
+    }
+    if unit.is_empty() {
+        format!("{bytes} bytes")
+    } else {
+        format!("{bytes} bytes ({value:.1} {unit})")
     }
 }
 

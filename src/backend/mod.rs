@@ -2,6 +2,7 @@
 //!
 //! - `error`: the error every device's kernels return, and the allocation limit;
 //! - `host`: tensors in host memory;
+//! - `memory`: fallible reservation of result buffers (out of memory is an error);
 //! - `cpu`: the CPU device (ndarray kernels);
 //! - `exec`: the graph executor, which reaches kernels only through its `Device` trait;
 //! - `dispatch`: the session's device ([`Target`]) and the tensors it holds ([`Tensor`]):
@@ -14,6 +15,7 @@ pub mod exec;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod host;
+pub mod memory;
 
 pub use dispatch::{DeviceKind, Devices, Dispatch, Target, Tensor, Unavailable};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};

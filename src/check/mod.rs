@@ -67,9 +67,6 @@ pub fn check_source(
     let end = u32::try_from(text.len()).unwrap_or(u32::MAX);
     let file = interpreter.add_source(name, path.map(Path::to_path_buf), text);
     let parsed = crate::syntax::parse(file, &interpreter.sources().get(file).text);
-    for diagnostic in &parsed.diagnostics {
-        interpreter.report(diagnostic);
-    }
     let program = parsed.program;
     let module = interpreter.define_main(file, &program);
     let base = path.and_then(Path::parent).map(Path::to_path_buf);
@@ -77,16 +74,21 @@ pub fn check_source(
         let mut modules = |decl: &UseDecl| module_members(interpreter, decl, base.as_deref());
         names::globals(&program, &mut modules)
     };
-    let (problems, names) = names::check(&program, &globals, end);
+    let syntax_errors: Vec<Span> = parsed.diagnostics.iter().filter_map(|d| d.span).collect();
+    let (problems, names) = names::check(&program, &globals, end, &syntax_errors);
     let mut seen = HashSet::new();
-    for diagnostic in &problems {
+    let mut found = parsed.diagnostics;
+    for diagnostic in problems {
         seen.insert((diagnostic.code, diagnostic.span));
-        interpreter.report(diagnostic);
+        found.push(diagnostic);
     }
     for function in module.compiled_functions() {
         if !crate::syntax::visit::has_errors(&function.def) {
-            trace(interpreter, &function, &mut seen);
+            trace(interpreter, &function, &mut seen, &mut found);
         }
+    }
+    for diagnostic in in_source_order(found, file) {
+        interpreter.report(&diagnostic);
     }
     let status = if interpreter.errors_reported() > errors_before {
         Status::Failed
@@ -108,6 +110,7 @@ fn trace(
     interpreter: &mut Interpreter,
     function: &Rc<crate::eval::Function>,
     seen: &mut HashSet<(Code, Option<Span>)>,
+    found: &mut Vec<Diagnostic>,
 ) {
     if let Some(mut unannotated) = Interpreter::unannotated_parameter(function) {
         // Valid code: the function is traced when it is called, just not here.
@@ -117,7 +120,7 @@ fn trace(
             function.name(),
             unannotated.message
         );
-        interpreter.report(&unannotated);
+        found.push(unannotated);
         return;
     }
     let (traced, notes) = interpreter.trace_from_annotations(function);
@@ -125,9 +128,36 @@ fn trace(
     for diagnostic in notes.iter().chain(&error) {
         let fresh = seen.insert((diagnostic.code, diagnostic.span));
         if fresh && diagnostic.code != Code::SyntaxError {
-            interpreter.report(diagnostic);
+            found.push(diagnostic.clone());
         }
     }
+}
+
+/// Each problem once (the static name check and a trace may both find an unknown name), in
+/// the order of the lines of `file` they are reported at: their own span there, or the call
+/// in `file` that led into another module. Problems elsewhere keep their order, after.
+fn in_source_order(found: Vec<Diagnostic>, file: FileId) -> Vec<Diagnostic> {
+    let mut unique: Vec<Diagnostic> = Vec::with_capacity(found.len());
+    for diagnostic in found {
+        let repeated = unique.iter().any(|seen| {
+            seen.code == diagnostic.code
+                && seen.span == diagnostic.span
+                && seen.message == diagnostic.message
+        });
+        if !repeated {
+            unique.push(diagnostic);
+        }
+    }
+    let position = |diagnostic: &Diagnostic| {
+        diagnostic
+            .span
+            .into_iter()
+            .chain(diagnostic.trace.iter().map(|frame| frame.call_site))
+            .find(|span| span.file == file)
+            .map_or(u32::MAX, |span| span.start)
+    };
+    unique.sort_by_key(position);
+    unique
 }
 
 /// The members of a used module, read from its source (through the overlay) without running

@@ -124,9 +124,18 @@ fn target_names(target: &Target) -> Vec<(String, Span)> {
 }
 
 /// Checks a program against its globals and the builtins; `end` is the length of its file.
-pub fn check(program: &Program, globals: &Members, end: u32) -> (Vec<Diagnostic>, NameFacts) {
+///
+/// `syntax_errors` are the spans of the program's syntax errors: names in a statement that
+/// did not parse whole are not reported.
+pub fn check(
+    program: &Program,
+    globals: &Members,
+    end: u32,
+    syntax_errors: &[Span],
+) -> (Vec<Diagnostic>, NameFacts) {
     let mut resolver = Resolver {
         globals,
+        syntax_errors,
         scopes: vec![Scope::new(end)],
         in_function: false,
         diagnostics: Vec::new(),
@@ -178,6 +187,7 @@ impl Scope {
 
 struct Resolver<'a> {
     globals: &'a Members,
+    syntax_errors: &'a [Span],
     /// Locals in scope, innermost last; at top level the outermost holds globals defined so far.
     scopes: Vec<Scope>,
     in_function: bool,
@@ -250,6 +260,23 @@ impl Resolver<'_> {
     }
 
     fn statement(&mut self, stmt: &Stmt) {
+        // Names in a simple statement that did not parse whole are what recovery left of it:
+        // its syntax error is the diagnostic, not the names it cut loose (`print('q)`).
+        let simple = !matches!(stmt.kind, StmtKind::If { .. } | StmtKind::For { .. });
+        let broken = self
+            .syntax_errors
+            .iter()
+            .any(|error| stmt.span.start <= error.start && error.start < stmt.span.end);
+        if simple && broken {
+            let reported = self.diagnostics.len();
+            self.statement_kind(stmt);
+            self.diagnostics.truncate(reported);
+        } else {
+            self.statement_kind(stmt);
+        }
+    }
+
+    fn statement_kind(&mut self, stmt: &Stmt) {
         match &stmt.kind {
             StmtKind::Let(target, value) => {
                 self.expression(value);

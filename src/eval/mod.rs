@@ -57,8 +57,28 @@ pub mod limits {
     pub const EVAL_DEPTH: usize = 20_000;
     /// Stack size for the interpreter thread: enough for `EVAL_DEPTH` in debug builds.
     pub const STACK_BYTES: usize = 1 << 30;
-    /// Longest list `range()` or list repetition may build.
+
+    std::thread_local! {
+        static THREAD_STACK: std::cell::Cell<usize> = const { std::cell::Cell::new(STACK_BYTES) };
+    }
+
+    /// Records that this thread's stack is `bytes` (when a thread with [`STACK_BYTES`] could
+    /// not be started, under a tight memory limit): interpreters made on it nest less deeply.
+    pub fn set_thread_stack(bytes: usize) {
+        THREAD_STACK.with(|stack| stack.set(bytes));
+    }
+
+    /// The nesting an interpreter on this thread allows: [`EVAL_DEPTH`], scaled down for a
+    /// smaller stack.
+    pub fn eval_depth() -> usize {
+        let stack = THREAD_STACK.with(std::cell::Cell::get).min(STACK_BYTES);
+        EVAL_DEPTH / (STACK_BYTES / stack.max(1 << 20))
+    }
+    /// Longest list `range()` or list repetition may build, and the most values `tolist()`
+    /// may make.
     pub const LIST_LENGTH: usize = 1 << 26;
+    /// The most values `tolist()` makes while tracing, where each element is a symbol.
+    pub const TRACED_LIST_LENGTH: usize = 1 << 16;
 }
 
 /// How the interpreter runs.
@@ -183,6 +203,8 @@ pub struct Interpreter {
     devices: crate::backend::Devices,
     /// The expression or statement evaluated last: where an internal error is reported.
     position: Option<Span>,
+    /// How deeply evaluations may nest on this thread's stack.
+    max_eval_depth: usize,
 }
 
 /// What running some source produced.
@@ -215,6 +237,7 @@ impl Interpreter {
             errors_reported: 0,
             devices: crate::backend::Devices::default(),
             position: None,
+            max_eval_depth: limits::eval_depth(),
             options,
         }
     }
@@ -547,13 +570,13 @@ impl Interpreter {
         self.frame().scopes.pop();
     }
 
-    /// Runs `body` one evaluation level deeper, failing past [`limits::EVAL_DEPTH`] or once
+    /// Runs `body` one evaluation level deeper, failing past [`limits::eval_depth`] or once
     /// the interrupt flag is set.
     fn nested<T>(&mut self, span: Span, body: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         if self.interrupt.load(Ordering::Relaxed) {
             return Err(session::interrupted(span));
         }
-        if self.eval_depth >= limits::EVAL_DEPTH {
+        if self.eval_depth >= self.max_eval_depth {
             return Err(
                 error(Code::RecursionLimit, span, "evaluation nested too deeply")
                     .with_help("simplify deeply nested calls or reduce recursion")

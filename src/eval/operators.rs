@@ -46,8 +46,17 @@ impl Interpreter {
         match (op, &a, &b) {
             (BinaryOp::Eq, _, _) => Ok(Value::Bool(equal(&a, &b))),
             (BinaryOp::Ne, _, _) => Ok(Value::Bool(!equal(&a, &b))),
-            (BinaryOp::Add, Value::Str(x), Value::Str(y)) => Ok(Value::str(&format!("{x}{y}"))),
+            (BinaryOp::Add, Value::Str(x), Value::Str(y)) => {
+                if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
+                    return Err(too_long("string", span));
+                }
+                Ok(Value::str(&format!("{x}{y}")))
+            }
             (BinaryOp::Add, Value::List(x), Value::List(y)) => {
+                if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
+                    return Err(too_long("list", span));
+                }
+                reserve_values(x.len() + y.len(), span)?;
                 Ok(Value::list(x.iter().chain(y.iter()).cloned().collect()))
             }
             (BinaryOp::Mul, Value::List(items), Value::Int(count))
@@ -431,6 +440,26 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A string or list longer than [`limits::LIST_LENGTH`].
+fn too_long(what: &str, span: Span) -> Box<crate::diag::Diagnostic> {
+    error(
+        Code::ValueError,
+        span,
+        format!(
+            "a {what} of more than {} items is too long",
+            limits::LIST_LENGTH
+        ),
+    )
+    .into()
+}
+
+/// Fails with a `value-error` when a list of `count` values cannot be allocated now.
+pub(super) fn reserve_values(count: usize, span: Span) -> Result<()> {
+    let bytes = (count as u64).saturating_mul(std::mem::size_of::<Value>() as u64);
+    crate::backend::memory::reserve(bytes)
+        .map_err(|kernel| super::tensor::kernel_error(&kernel, span))
+}
+
 fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
     let count = usize::try_from(count).unwrap_or(0);
     if items.len().saturating_mul(count) > limits::LIST_LENGTH {
@@ -444,6 +473,7 @@ fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
         )
         .into());
     }
+    reserve_values(items.len().saturating_mul(count), span)?;
     Ok(Value::list(
         std::iter::repeat_n(items, count)
             .flatten()

@@ -7,6 +7,7 @@
 
 use super::value::{TensorValue, Value};
 use super::{Interpreter, error};
+use crate::backend::exec::Device;
 use crate::backend::{self, Dispatch, KernelError, host};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::Scalar;
@@ -62,23 +63,32 @@ impl Interpreter {
     ) -> Result<Vec<TensorValue>> {
         // Random numbers must differ per call, so they are always recorded while tracing, as
         // is anything with a symbolic operand or size; the rest, on constants alone, is
-        // computed now (constant folding).
-        let traced = self.tracer.is_some()
-            && (matches!(op, Op::Randn { .. })
+        // computed now (constant folding), except large tensors in a trace without hints:
+        // `tsl check` and `tsl graph` never compute those.
+        let traced = self.tracer.as_ref().is_some_and(|tracer| {
+            matches!(op, Op::Randn { .. })
                 || operands.iter().any(Operand::is_traced)
-                || op.dims().iter().any(|d| d.known().is_none()));
+                || op.dims().iter().any(|d| d.known().is_none())
+                || (tracer.hintless && !small_constant(&op, &operands))
+        });
         if traced {
             return self.apply_traced(op, operands, span);
         }
         let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
         let predicted =
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
+        let results = crate::backend::memory::result_sizes(&predicted);
         let mut dispatch = self.dispatch();
-        let outputs = operands
+        let inputs = operands
             .into_iter()
             .map(|operand| operand.into_tensor(&mut dispatch))
             .collect::<Result<Vec<_>, _>>()
-            .and_then(|inputs| dispatch.run_now(&op, inputs))
+            .map_err(|e| kernel_error(&e, span))?;
+        dispatch
+            .reserve(&op, &inputs, &results)
+            .map_err(|e| kernel_error(&e, span))?;
+        let outputs = dispatch
+            .run_now(&op, inputs)
             .map_err(|e| kernel_error(&e, span))?;
         debug_assert!(
             agrees(&predicted, &outputs),
@@ -233,6 +243,39 @@ fn placed(tensor: TensorValue, dispatch: &mut Dispatch) -> Result<backend::Tenso
     let copy = dispatch.place(data)?;
     tensor.keep_mirror(copy.clone());
     Ok(copy)
+}
+
+/// The most elements a trace without hints computes in one constant operation (inputs and
+/// outputs); larger constants are recorded in the graph instead.
+const HINTLESS_CONSTANT_ELEMENTS: i64 = 1 << 16;
+
+/// Whether `op` on constant `operands` is cheap enough to compute while checking: every
+/// operand and every output (as the shape rule predicts it) holds at most
+/// [`HINTLESS_CONSTANT_ELEMENTS`].
+fn small_constant(op: &Op, operands: &[Operand]) -> bool {
+    let small = |meta: &Meta| {
+        meta.shape
+            .iter()
+            .try_fold(1i64, |count, dim| {
+                let size = dim.known().filter(|size| *size >= 0)?;
+                count
+                    .checked_mul(size)
+                    .filter(|count| *count <= HINTLESS_CONSTANT_ELEMENTS)
+            })
+            .is_some()
+    };
+    let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
+    if !metas.iter().all(small) {
+        return false;
+    }
+    let mut probe = op.clone();
+    match shape::infer(&mut probe, &metas, &mut Concrete) {
+        Ok(outputs) => outputs
+            .iter()
+            .all(|meta| meta.shape.contains(&UNKNOWN) || small(meta)),
+        // The rule's error is the same either way; computing reports it.
+        Err(_) => true,
+    }
 }
 
 /// Whether the kernel's outputs have the dtypes and sizes the rule predicted (sizes the rule

@@ -1,15 +1,19 @@
-//! The fused kernel: a group of elementwise operations, with their reductions, computed in
-//! one pass over their iteration shape (`Op::Fused`, made by `passes::fuse`).
+//! The fused kernel: a group of elementwise operations, with their reductions and mask
+//! compactions, computed in one pass over their iteration shape (`Op::Fused`, made by
+//! `passes::fuse`).
 //!
-//! A kernel is a list of instructions in SSA form over the node's tensor operands. Every
-//! instruction holds one value per element of the iteration shape, or, in a kernel that
-//! reduces rows, possibly one value per row (a reduction over the last dim and what is
-//! computed from such values). Outputs are instruction values, optionally reduced over
-//! everything. Operand dtypes are made explicit by `Cast` instructions, so each instruction
+//! A kernel is a list of instructions in SSA form over the node's tensor operands. Each
+//! instruction holds one value per element of the iteration shape, or one per row (a
+//! reduction over the last dim, and what is computed from such values), or one per *kept*
+//! element: the elements where the kernel's mask is true, in order, as `x[mask]`,
+//! `masked_select` and `nonzero` compact them. Constants hold one value for everything.
+//! Outputs are instruction values, optionally reduced over everything, and, in a kernel that
+//! keeps elements, the count of kept elements (which binds the size of the compacted
+//! values). Operand dtypes are made explicit by `Cast` instructions, so each instruction
 //! computes in its own dtype with the element functions of `graph::semantics`; a backend that
 //! follows the instructions in order computes exactly what the unfused operations compute.
 
-use super::op::{BinaryOp, Op, ReduceOp, UnaryOp};
+use super::op::{BinaryOp, IndexSpec, Op, ReduceOp, UnaryOp};
 use super::shape::{Dim, Meta};
 use crate::diag::Frame;
 use crate::dtype::DType;
@@ -21,7 +25,7 @@ pub struct FusedKernel {
     /// The iteration shape: every per-element value has this shape.
     pub shape: Vec<Dim>,
     /// Whether some instruction reduces rows: the kernel then runs row by row, and
-    /// [`Instr::row`] values hold one element per row.
+    /// [`Domain::Row`] values hold one element per row.
     pub rows: bool,
     /// The tensor operands of the node, in order: dtype and sizes (broadcast to `shape`, or,
     /// for a per-row operand, to `shape` with a last size of 1).
@@ -32,15 +36,43 @@ pub struct FusedKernel {
     pub members: Vec<Member>,
 }
 
-/// One instruction: its operation, its dtype and whether it holds one value per row.
+/// One instruction: its operation, its dtype and how many values it holds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instr {
     pub kind: InstrKind,
     pub dtype: DType,
-    pub row: bool,
+    pub domain: Domain,
     /// The member (index into [`FusedKernel::members`]) this instruction computes for; an
     /// element error is reported at that member.
     pub member: usize,
+}
+
+/// How many values an instruction holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// One value for everything: a constant, or an operand with a single element.
+    Uniform,
+    /// One value per row of the iteration shape (a kernel that reduces rows).
+    Row,
+    /// One value per element of the iteration shape.
+    Element,
+    /// One value per kept element: where the kernel's mask is true, in row-major order.
+    Kept,
+}
+
+impl Domain {
+    /// The domain of a value computed from values of domains `self` and `other`; `None`
+    /// when they cannot meet (kept values against per-element or per-row ones).
+    pub fn join(self, other: Domain) -> Option<Domain> {
+        match (self, other) {
+            (Domain::Uniform, domain) | (domain, Domain::Uniform) => Some(domain),
+            (a, b) if a == b => Some(a),
+            (Domain::Row, Domain::Element) | (Domain::Element, Domain::Row) => {
+                Some(Domain::Element)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Operands are indices of earlier instructions.
@@ -62,17 +94,33 @@ pub enum InstrKind {
     Where(usize, usize, usize),
     /// Reduces a per-element value over the last dim: one value per row.
     Reduce(ReduceOp, usize),
+    /// The per-element value (first) at the elements where the mask (second, a per-element
+    /// `bool`) is true, in order: `x[mask]`, `masked_select`.
+    Keep(usize, usize),
+    /// The row-major position of each element where the mask is true, in order: `nonzero`
+    /// of a 1-D mask.
+    Position(usize),
 }
 
-/// A value the kernel writes: an instruction's value with the output's sizes, or that value
-/// reduced over every element (`reduce`).
+/// A value the kernel writes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FusedOutput {
-    pub value: usize,
-    pub reduce: Option<ReduceOp>,
+    pub kind: OutputKind,
     pub meta: Meta,
     /// The member whose value this is.
     pub member: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OutputKind {
+    /// An instruction's values, with the output's sizes (a kept value's first size is the
+    /// count of kept elements).
+    Values(usize),
+    /// An instruction's values reduced over all of them.
+    Total(ReduceOp, usize),
+    /// How many elements the mask (this instruction, a per-element `bool`) kept: a 0-d
+    /// `i64` that binds the size of the kept values. Every kernel that keeps elements has one.
+    Count(usize),
 }
 
 /// An operation a kernel replaced: what it was and where it was written, for `tsl graph
@@ -93,7 +141,8 @@ impl FusedKernel {
             .collect()
     }
 
-    /// Every size the kernel mentions, for the executor to make concrete.
+    /// Every size the kernel needs before it runs, for the executor to make concrete. The
+    /// sizes of kept values are left alone: the kernel counts them itself.
     pub fn try_for_each_dim<E>(
         &mut self,
         visit: &mut impl FnMut(&mut Dim) -> Result<(), E>,
@@ -103,7 +152,13 @@ impl FusedKernel {
             meta.shape.iter_mut().try_for_each(&mut *visit)?;
         }
         for output in &mut self.outputs {
-            output.meta.shape.iter_mut().try_for_each(&mut *visit)?;
+            let kept = match output.kind {
+                OutputKind::Values(value) => self.body[value].domain == Domain::Kept,
+                OutputKind::Total(..) | OutputKind::Count(_) => false,
+            };
+            if !kept {
+                output.meta.shape.iter_mut().try_for_each(&mut *visit)?;
+            }
         }
         for instr in &mut self.body {
             if let InstrKind::Int(dim) = &mut instr.kind {
@@ -117,19 +172,25 @@ impl FusedKernel {
     /// extremum of an empty row or of no elements).
     pub fn is_fallible(&self) -> bool {
         self.body.iter().any(Instr::is_fallible)
-            || self
-                .outputs
-                .iter()
-                .any(|output| output.reduce.is_some_and(ReduceOp::needs_elements))
+            || self.outputs.iter().any(
+                |output| matches!(output.kind, OutputKind::Total(op, _) if op.needs_elements()),
+            )
+    }
+
+    /// The mask of the kernel's kept values (the instruction every `Keep` and `Position`
+    /// reads, and whose count it writes), if it keeps any.
+    pub fn mask(&self) -> Option<usize> {
+        self.outputs.iter().find_map(|output| match output.kind {
+            OutputKind::Count(mask) => Some(mask),
+            OutputKind::Values(_) | OutputKind::Total(..) => None,
+        })
     }
 
     /// The names of the members, for printing: `fused[gt, mul, sum]`.
     pub fn member_names(&self) -> Vec<&'static str> {
         self.members.iter().map(|member| member.name).collect()
     }
-}
 
-impl FusedKernel {
     /// The body as `tsl graph --fused` prints it, one line per instruction then one per
     /// output; `dim` renders a size.
     pub fn body_lines(&self, dim: &dyn Fn(Dim) -> String) -> Vec<String> {
@@ -138,22 +199,23 @@ impl FusedKernel {
             .iter()
             .enumerate()
             .map(|(index, instr)| {
-                let per_row = if instr.row && self.rows {
-                    " per row"
-                } else {
-                    ""
+                let domain = match instr.domain {
+                    Domain::Row if self.rows => " per row",
+                    Domain::Kept => " kept",
+                    Domain::Uniform | Domain::Row | Domain::Element => "",
                 };
                 format!(
-                    "i{index} = {} : {}{per_row}",
+                    "i{index} = {} : {}{domain}",
                     instr.describe(dim),
                     instr.dtype
                 )
             })
             .collect();
         for output in &self.outputs {
-            lines.push(match output.reduce {
-                Some(op) => format!("out {}(i{})", op.name(), output.value),
-                None => format!("out i{}", output.value),
+            lines.push(match output.kind {
+                OutputKind::Values(value) => format!("out i{value}"),
+                OutputKind::Total(op, value) => format!("out {}(i{value})", op.name()),
+                OutputKind::Count(mask) => format!("out count(i{mask})"),
             });
         }
         lines
@@ -172,6 +234,8 @@ impl Instr {
             InstrKind::Cast(a) => format!("cast(i{a})"),
             InstrKind::Where(c, a, b) => format!("where(i{c}, i{a}, i{b})"),
             InstrKind::Reduce(op, a) => format!("{}(i{a}, last dim)", op.name()),
+            InstrKind::Keep(a, mask) => format!("keep(i{a}, where i{mask})"),
+            InstrKind::Position(mask) => format!("position(where i{mask})"),
         }
     }
 
@@ -191,8 +255,11 @@ impl Instr {
             InstrKind::Input(_) | InstrKind::Int(_) | InstrKind::Float(_) | InstrKind::Bool(_) => {
                 Vec::new()
             }
-            InstrKind::Unary(_, a) | InstrKind::Cast(a) | InstrKind::Reduce(_, a) => vec![a],
-            InstrKind::Binary(_, a, b) => vec![a, b],
+            InstrKind::Unary(_, a)
+            | InstrKind::Cast(a)
+            | InstrKind::Reduce(_, a)
+            | InstrKind::Position(a) => vec![a],
+            InstrKind::Binary(_, a, b) | InstrKind::Keep(a, b) => vec![a, b],
             InstrKind::Where(c, a, b) => vec![c, a, b],
         }
     }
@@ -214,6 +281,16 @@ pub enum Fusible<'o> {
         op: ReduceOp,
         dims: Option<&'o [usize]>,
     },
+    /// The elements of operand 0 where the mask (operand 1) is true: `x[mask]` with one mask
+    /// item, `masked_select`.
+    Keep,
+    /// The positions where the mask (operand 0) is true: `nonzero`.
+    Nonzero,
+    /// Elements of operand 0 at the positions of operand 1 along dim 0: `index_select` and
+    /// `gather` on dim 0, `x[indices]`.
+    Take,
+    /// Dropping dims of size 1.
+    Squeeze,
 }
 
 /// How an op would be a member of a fused kernel, if it can be one at all (the pass
@@ -241,25 +318,30 @@ pub fn fusible(op: &Op) -> Option<Fusible<'_>> {
             },
             ReduceOp::Argmax | ReduceOp::Argmin => return None,
         },
-        Op::Full { .. }
+        Op::Index { items } => match items.as_slice() {
+            [IndexSpec::Mask { .. }] => Fusible::Keep,
+            [IndexSpec::Indices { ndim: 1 }] => Fusible::Take,
+            _ => return None,
+        },
+        Op::MaskedSelect => Fusible::Keep,
+        Op::Nonzero => Fusible::Nonzero,
+        Op::IndexSelect { dim: 0 } | Op::Gather { dim: 0 } => Fusible::Take,
+        Op::Squeeze { .. } => Fusible::Squeeze,
+        Op::IndexSelect { .. }
+        | Op::Gather { .. }
+        | Op::Full { .. }
         | Op::Arange { .. }
         | Op::Randn { .. }
         | Op::Cumsum { .. }
         | Op::Diff { .. }
         | Op::Reshape { .. }
         | Op::Permute { .. }
-        | Op::Squeeze { .. }
         | Op::Unsqueeze { .. }
         | Op::Expand { .. }
         | Op::Cat { .. }
         | Op::Stack { .. }
         | Op::Split { .. }
         | Op::Narrow { .. }
-        | Op::IndexSelect { .. }
-        | Op::Gather { .. }
-        | Op::Index { .. }
-        | Op::Nonzero
-        | Op::MaskedSelect
         | Op::RepeatInterleave { .. }
         | Op::RepeatIndices
         | Op::Unique

@@ -96,6 +96,9 @@ pub enum BindSource {
     Dim { output: usize, dim: usize },
     /// The element of an `item` node.
     Element,
+    /// The element of a one-element `i64` output: the count of kept elements a fused
+    /// kernel writes.
+    Value { output: usize },
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -240,6 +240,9 @@ fn write_binds(text: &mut String, node: &Node, env: &ShapeEnv) {
             BindSource::Dim { output, dim } => {
                 let _ = write!(text, " (output {output}, dim {dim})");
             }
+            BindSource::Value { output } => {
+                let _ = write!(text, " (value of output {output})");
+            }
         }
     }
 }

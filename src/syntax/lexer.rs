@@ -239,7 +239,7 @@ pub fn tokenize<'a>(
     // hundred errors per file anyway, and a binary file would otherwise make millions.
     const MAX_ERRORS: usize = 1000;
     let mut error_count = 0;
-    let mut brackets = Vec::new();
+    let mut brackets = Brackets::default();
     let mut tokens: Vec<Spanned<'a>> = Vec::new();
     let mut lexer = Tok::lexer(text)
         .spanned()
@@ -277,14 +277,14 @@ pub fn tokenize<'a>(
                     .with_help("close the string on the same line; write a line break as `\\n`"),
                 );
             }
-            Tok::Newline if matches!(brackets.last(), Some(Tok::LParen | Tok::LBracket)) => {}
+            Tok::Newline if matches!(brackets.open.last(), Some(Tok::LParen | Tok::LBracket)) => {}
             Tok::Newline | Tok::Semi => push_separator(&mut tokens, range.start, range.end),
             Tok::LParen | Tok::LBracket | Tok::LBrace => {
                 brackets.push(token);
                 tokens.push((range.start, token, range.end));
             }
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
-                close_bracket(&mut brackets, token);
+                brackets.close(token);
                 if token == Tok::RBrace {
                     drop_trailing_separator(&mut tokens);
                 }
@@ -314,16 +314,41 @@ fn drop_trailing_separator(tokens: &mut Vec<Spanned<'_>>) {
     }
 }
 
-/// Pops the bracket that `closing` closes. A stray closer leaves the stack alone; the parser
-/// reports it.
-fn close_bracket(brackets: &mut Vec<Tok<'_>>, closing: Tok<'_>) {
-    let opening = match closing {
-        Tok::RParen => Tok::LParen,
-        Tok::RBracket => Tok::LBracket,
-        _ => Tok::LBrace,
-    };
-    if let Some(position) = brackets.iter().rposition(|open| *open == opening) {
-        brackets.truncate(position);
+/// The open brackets, innermost last, with a count of each kind so that a stray closer is
+/// recognised without a walk down the stack (which made deeply nested text quadratic).
+#[derive(Default)]
+struct Brackets<'a> {
+    open: Vec<Tok<'a>>,
+    /// Open `(`, `[` and `{`, in that order.
+    counts: [usize; 3],
+}
+
+impl<'a> Brackets<'a> {
+    fn kind(token: Tok<'_>) -> usize {
+        match token {
+            Tok::LParen | Tok::RParen => 0,
+            Tok::LBracket | Tok::RBracket => 1,
+            _ => 2,
+        }
+    }
+
+    fn push(&mut self, opening: Tok<'a>) {
+        self.counts[Self::kind(opening)] += 1;
+        self.open.push(opening);
+    }
+
+    /// Pops the bracket that `closing` closes and every bracket opened after it. A stray
+    /// closer leaves the stack alone; the parser reports it.
+    fn close(&mut self, closing: Tok<'_>) {
+        if self.counts[Self::kind(closing)] == 0 {
+            return;
+        }
+        while let Some(open) = self.open.pop() {
+            self.counts[Self::kind(open)] -= 1;
+            if Self::kind(open) == Self::kind(closing) {
+                break;
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod hints;
 pub mod lexer;
+mod nesting;
 pub mod parser;
 pub mod visit;
 

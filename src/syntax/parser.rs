@@ -14,6 +14,7 @@ use super::ast::{
 };
 use super::hints;
 use super::lexer::{Tok, tokenize};
+use super::nesting::{self, Limited};
 use crate::diag::{Code, Diagnostic};
 use crate::dtype::DType;
 use crate::source::{FileId, Span};
@@ -42,7 +43,9 @@ pub fn parse(file: FileId, text: &str) -> Parsed {
     let unterminated_string = diagnostics
         .iter()
         .any(|diagnostic| diagnostic.message == "unterminated string");
-    let result = grammar::ProgramParser::new().parse(&ctx, tokens);
+    let limited = nesting::limit(tokens, file, text.len());
+    ctx.cut_nesting(&limited);
+    let result = grammar::ProgramParser::new().parse(&ctx, limited.tokens);
     let program = match result {
         Ok(program) => program,
         Err(error) => {
@@ -95,6 +98,8 @@ pub struct ParseCtx<'input> {
     errors: RefCell<Vec<Diagnostic>>,
     nesting_reported: Cell<bool>,
     reached_end: Cell<bool>,
+    /// Byte ranges whose over-deep tokens were replaced: errors there are consequences.
+    cuts: RefCell<Vec<(usize, usize)>>,
 }
 
 impl<'input> ParseCtx<'input> {
@@ -105,7 +110,19 @@ impl<'input> ParseCtx<'input> {
             errors: RefCell::new(Vec::new()),
             nesting_reported: Cell::new(false),
             reached_end: Cell::new(false),
+            cuts: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Takes note of what [`nesting::limit`] cut from the tokens about to be parsed: its
+    /// report is the nesting error, and errors inside the cut text are not reported.
+    fn cut_nesting(&self, limited: &Limited<'_>) {
+        if let Some(report) = &limited.report
+            && !self.nesting_reported.replace(true)
+        {
+            self.errors.borrow_mut().push(report.clone());
+        }
+        self.cuts.borrow_mut().extend(&limited.cuts);
     }
 
     pub fn span(&self, start: usize, end: usize) -> Span {
@@ -113,7 +130,16 @@ impl<'input> ParseCtx<'input> {
     }
 
     fn error(&self, diagnostic: Diagnostic) {
-        self.errors.borrow_mut().push(diagnostic);
+        let start = diagnostic.span.map(|span| span.start as usize);
+        let in_cut = start.is_some_and(|at| {
+            self.cuts
+                .borrow()
+                .iter()
+                .any(|&(from, to)| from <= at && at < to)
+        });
+        if !in_cut {
+            self.errors.borrow_mut().push(diagnostic);
+        }
     }
 
     /// Builds an expression node, replacing it by an error node past [`MAX_NESTING`].
@@ -186,15 +212,7 @@ impl<'input> ParseCtx<'input> {
 
     fn too_deep(&self, span: Span) {
         if !self.nesting_reported.replace(true) {
-            self.error(
-                Diagnostic::error(
-                    Code::SyntaxError,
-                    span,
-                    format!("this code is nested more than {MAX_NESTING} levels deep"),
-                )
-                .with_label("nested too deeply")
-                .with_help("split the expression into several `let` statements"),
-            );
+            self.error(nesting::too_deep(span));
         }
     }
 
@@ -395,7 +413,9 @@ impl<'input> ParseCtx<'input> {
         let mut lex_errors = Vec::new();
         let tokens = tokenize(inner, self.file, offset, &mut lex_errors);
         self.errors.borrow_mut().extend(lex_errors);
-        match grammar::ExprParser::new().parse(self, tokens) {
+        let limited = nesting::limit(tokens, self.file, offset + inner.len());
+        self.cut_nesting(&limited);
+        match grammar::ExprParser::new().parse(self, limited.tokens) {
             Ok(expr) => expr,
             Err(error) => {
                 self.report(&error, offset + inner.len());

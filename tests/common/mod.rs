@@ -210,6 +210,7 @@ pub struct ExpectedDiagnostic {
 /// The inline expectations of a suite file:
 /// `# out: TEXT` is the next expected stdout line (in file order);
 /// `# check: CODE` expects that error from `tsl check` only (runs do not raise it);
+/// `# check-note: CODE` expects that note from `tsl check`;
 /// `# error: CODE` (or `# warning: CODE`) expects that diagnostic on this line, and
 /// `# error: CODE "text"` also expects `text` in its message; `# error@+1: …` (or `@-2`)
 /// expects it that many lines away, for lines that cannot carry a comment; a `# help: TEXT`
@@ -240,6 +241,10 @@ pub fn expectations(text: &str) -> Expectations {
             let mut expected_check = diagnostic(Severity::Error, rest, index + 1);
             expected_check.static_only = true;
             expected.diagnostics.push(expected_check);
+        } else if let Some(rest) = comment.strip_prefix("check-note:") {
+            let mut expected_note = diagnostic(Severity::Note, rest, index + 1);
+            expected_note.static_only = true;
+            expected.diagnostics.push(expected_note);
         } else if let Some((severity, line, rest)) = diagnostic_comment(comment, index + 1) {
             expected.diagnostics.push(diagnostic(severity, rest, line));
         }

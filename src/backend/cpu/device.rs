@@ -40,6 +40,16 @@ impl Device for Cpu<'_> {
         super::run(op, inputs, self.rng)
     }
 
+    fn reserve(
+        &mut self,
+        op: &Op,
+        operands: &[Tensor],
+        results: &[(DType, u64)],
+    ) -> Result<(), KernelError> {
+        let operands: Vec<&Tensor> = operands.iter().collect();
+        super::memory::reserve_for(op, &operands, results)
+    }
+
     fn element(&mut self, tensor: &Tensor) -> Result<Scalar, KernelError> {
         tensor.to_scalar().ok_or_else(|| {
             KernelError::Shape(format!(

@@ -34,6 +34,7 @@ mod gather;
 mod index;
 mod join;
 mod matmul;
+pub mod memory;
 mod npy;
 mod reduce;
 mod run;

@@ -276,6 +276,16 @@ impl Tensor {
             .map_err(|error| KernelError::Shape(error.to_string()))
     }
 
+    /// Whether no other tensor shares this one's buffer (a kernel may then write into it).
+    pub fn is_unique(&self) -> bool {
+        with_array!(self, array => array.is_unique())
+    }
+
+    /// Whether the elements lie in row-major order without gaps (reshapes are then views).
+    pub fn is_standard_layout(&self) -> bool {
+        with_array!(self, array => array.is_standard_layout())
+    }
+
     pub fn dtype(&self) -> DType {
         match self {
             Tensor::F32(_) => DType::F32,

@@ -7,7 +7,7 @@ use super::report::{self, check_failed, failure, kernel, op_failure};
 use super::{Deferred, Device, Failure, RunValue, Site};
 use crate::backend::error::KernelError;
 use crate::diag::{Code, Diagnostic, Result};
-use crate::dtype::Scalar;
+use crate::dtype::{DType, Scalar};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Output, Part, Template, ValueRef};
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
@@ -130,7 +130,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                 }
                 NodeKind::Cond { .. } => {
                     let outputs = self.cond(plan, step, &mut slots, node)?;
-                    self.bind(node, &outputs);
+                    self.bind(node, &outputs)?;
                     for (offset, output) in outputs.into_iter().enumerate() {
                         slots[step.slot + offset] = Some(output);
                     }
@@ -162,8 +162,9 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         for (arg, take) in node.args.iter().zip(&step.take) {
             operands.push(self.operand(plan, slots, arg, *take, node)?);
         }
+        self.reserve(&plan.graph, op, &operands, node)?;
         let outputs = self.run_op(&plan.graph.name, op, operands, node)?;
-        self.bind(node, &outputs);
+        self.bind(node, &outputs)?;
         debug_check_outputs(self, &plan.graph, node, &outputs);
         for (offset, output) in outputs.into_iter().enumerate() {
             slots[step.slot + offset] = Some(output);
@@ -390,6 +391,37 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         Ok(outputs)
     }
 
+    /// Asks the device for the memory of `node`'s results (a result whose size is not
+    /// known before it runs counts as empty).
+    fn reserve(
+        &mut self,
+        graph: &Graph,
+        op: &Op,
+        operands: &[D::Tensor],
+        node: &Node,
+    ) -> Result<()> {
+        let results: Vec<(DType, u64)> = node
+            .outputs
+            .iter()
+            .map(|meta| {
+                let numel = meta.shape.iter().try_fold(1u64, |count, dim| {
+                    let size = match *dim {
+                        Dim::Known(size) => size,
+                        Dim::Sym(expr) => graph
+                            .env
+                            .eval_int(expr, &|symbol| self.value(symbol))
+                            .ok()?,
+                    };
+                    Some(count.saturating_mul(u64::try_from(size).ok()?))
+                });
+                (meta.dtype, numel.unwrap_or(0))
+            })
+            .collect();
+        self.device
+            .reserve(op, operands, &results)
+            .map_err(|error| kernel(&error, node))
+    }
+
     fn bytes(&self, tensor: &D::Tensor) -> usize {
         let numel: usize = self.device.shape(tensor).iter().product();
         numel * self.device.dtype(tensor).size_of()
@@ -405,17 +437,27 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         }
     }
 
-    /// Binds the symbols `node` defines from the sizes of its outputs.
-    fn bind(&mut self, node: &Node, outputs: &[D::Tensor]) {
+    /// Binds the symbols `node` defines from the sizes or values of its outputs.
+    fn bind(&mut self, node: &Node, outputs: &[D::Tensor]) -> Result<()> {
         for (symbol, source) in &node.binds {
-            if let BindSource::Dim { output, dim } = *source {
-                let size = outputs
+            let value = match *source {
+                BindSource::Dim { output, dim } => outputs
                     .get(output)
                     .and_then(|tensor| self.device.shape(tensor).get(dim).copied())
-                    .unwrap_or_default();
-                self.set(*symbol, size as i64);
-            }
+                    .unwrap_or_default() as i64,
+                BindSource::Value { output } => match outputs.get(output) {
+                    Some(tensor) => self
+                        .device
+                        .element(tensor)
+                        .map_err(|error| kernel(&error, node))?
+                        .as_i64(),
+                    None => 0,
+                },
+                BindSource::Element => continue,
+            };
+            self.set(*symbol, value);
         }
+        Ok(())
     }
 
     pub(super) fn int(&self, graph: &Graph, dim: Dim, node: &Node) -> Result<i64> {

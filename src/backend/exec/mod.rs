@@ -73,6 +73,19 @@ pub trait Device {
     /// The element of a one-element tensor (after the work computing it finished).
     fn element(&mut self, tensor: &Self::Tensor) -> Result<Scalar, KernelError>;
 
+    /// Fails when the results of `op` on `operands` (each a dtype and an element count, as
+    /// its node predicts them) cannot be allocated now (see `cpu::memory`); asked before
+    /// each op runs, so that running out of memory is an error, not an abort.
+    fn reserve(
+        &mut self,
+        op: &Op,
+        operands: &[Self::Tensor],
+        results: &[(DType, u64)],
+    ) -> Result<(), KernelError> {
+        let _ = (op, operands, results);
+        Ok(())
+    }
+
     /// The site of the node whose operations run next.
     fn set_site(&mut self, _site: Site) {}
 

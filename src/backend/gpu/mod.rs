@@ -87,7 +87,7 @@ impl Gpu {
     /// kernel than the device binds (less the status buffer).
     pub fn fusion_policy(&self) -> FusionPolicy {
         FusionPolicy {
-            reductions: false,
+            elementwise_only: true,
             max_tensors: (self.0.limits.max_storage_buffers_per_shader_stage as usize)
                 .saturating_sub(1),
             ..FusionPolicy::default()
@@ -141,6 +141,18 @@ impl Gpu {
         self.0.state.lock().map_err(|_| poisoned())
     }
 
+    /// Checks that results of these dtypes and element counts fit what the GPU can hold,
+    /// before an operation starts (its kernels refuse them again when they allocate).
+    pub fn reserve(&self, results: &[(DType, u64)]) -> Result<(), KernelError> {
+        for (dtype, numel) in results {
+            let numel = usize::try_from(*numel).unwrap_or(usize::MAX);
+            if numel > 0 {
+                self.check_size(*dtype, numel)?;
+            }
+        }
+        Ok(())
+    }
+
     /// A contiguous tensor of `shape` whose elements the caller's kernel will write.
     pub(crate) fn alloc(&self, dtype: DType, shape: &[usize]) -> Result<Tensor, KernelError> {
         let buffer = self.buffer(dtype, shape.iter().product())?;
@@ -150,6 +162,12 @@ impl Gpu {
     /// A buffer for `numel` elements, refused past the element limit or the largest
     /// binding the device allows.
     pub(crate) fn buffer(&self, dtype: DType, numel: usize) -> Result<Arc<Buffer>, KernelError> {
+        let bytes = self.check_size(dtype, numel)?;
+        Ok(Arc::new(self.0.pool.take(bytes)))
+    }
+
+    /// The bytes of `numel` elements, refused past the element limit or the largest binding.
+    fn check_size(&self, dtype: DType, numel: usize) -> Result<u64, KernelError> {
         if numel > MAX_ELEMENTS {
             return Err(KernelError::TooLarge {
                 numel: numel as u128,
@@ -164,7 +182,7 @@ impl Gpu {
                 self.0.name
             )));
         }
-        Ok(Arc::new(self.0.pool.take(bytes)))
+        Ok(bytes)
     }
 
     /// Queues one dispatch of `wgsl` over `groups` workgroups, binding `tensors` in order and

@@ -52,10 +52,10 @@ impl Gpu {
                 fill.body.push(crate::graph::fused::Instr {
                     kind: crate::graph::fused::InstrKind::Cast(0),
                     dtype: *dtype,
-                    row: false,
+                    domain: crate::graph::fused::Domain::Element,
                     member: 0,
                 });
-                fill.outputs[0].value = 1;
+                fill.outputs[0].kind = crate::graph::fused::OutputKind::Values(1);
                 fill.outputs[0].meta.dtype = *dtype;
                 self.elementwise_into(
                     &fill,

@@ -76,6 +76,7 @@ pub fn range(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         )
         .into());
     }
+    crate::eval::operators::reserve_values(count, args.span)?;
     let items = (0..count as i64)
         .map(|k| Value::Int(start + k * step))
         .collect();

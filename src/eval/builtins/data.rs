@@ -2,13 +2,15 @@
 //! `repeat_interleave` and `unique`.
 
 use super::on_tensor;
-use crate::diag::Result;
+use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::Scalar;
 use crate::eval::Interpreter;
 use crate::eval::args::CallArgs;
+use crate::eval::limits;
 use crate::eval::tensor::Operand;
 use crate::eval::value::{TensorValue, Value};
 use crate::graph::op::Op;
+use crate::source::Span;
 
 /// The host value of a tensor element: `int` for i64, `float` for f32, `bool` for bool.
 pub fn scalar_value(scalar: Scalar) -> Value {
@@ -41,8 +43,36 @@ pub fn tensor_list(
     let Some(data) = interpreter.host_data(tensor, span)? else {
         return interpreter.trace_tolist(tensor, span);
     };
+    check_list_values(data.shape(), limits::LIST_LENGTH, span)?;
+    crate::eval::operators::reserve_values(data.numel().saturating_mul(2), span)?;
     let elements: Vec<Value> = data.elements().map(scalar_value).collect();
     Ok(nest(data.shape(), &elements))
+}
+
+/// Refuses a `tolist()` that would make more than `limit` values (lists and elements: a
+/// tensor of shape `[a, b]` makes `a` lists and `a * b` elements).
+pub fn check_list_values(shape: &[usize], limit: usize, span: Span) -> Result<()> {
+    let mut values = 0u128;
+    let mut count = 1u128;
+    for &size in shape {
+        count = count.saturating_mul(size as u128);
+        values = values.saturating_add(count);
+    }
+    if values <= limit as u128 {
+        return Ok(());
+    }
+    let help = if limit < limits::LIST_LENGTH {
+        "in a compiled function every element becomes a symbol; compute with tensor operations instead, or call tolist() outside @compile"
+    } else {
+        "index or reduce the tensor first, or compute with tensor operations"
+    };
+    Err(Diagnostic::error(
+        Code::ValueError,
+        span,
+        format!("tolist() of a tensor of shape {shape:?} would make {values} values (the limit is {limit})"),
+    )
+    .with_help(help)
+    .into())
 }
 
 fn nest(shape: &[usize], elements: &[Value]) -> Value {

@@ -10,7 +10,7 @@ mod math;
 mod shape;
 
 pub use creation::symbolic_tensor;
-pub use data::scalar_value;
+pub use data::{check_list_values, scalar_value};
 pub use shape::size_list;
 
 use std::collections::HashMap;

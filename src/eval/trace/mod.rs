@@ -61,6 +61,9 @@ pub struct Tracer {
     /// The global names the trace read (a cached graph is only valid while they keep their
     /// values).
     pub globals: Vec<crate::eval::compile::cache::GlobalRead>,
+    /// For a symbol made inside a function the traced code called (a std function, a
+    /// helper), that call: an origin note names it, so the user sees what they called.
+    pub origin_calls: HashMap<SymbolId, Frame>,
 }
 
 impl Tracer {
@@ -77,6 +80,7 @@ impl Tracer {
             names: HashMap::new(),
             call_base: 0,
             globals: Vec::new(),
+            origin_calls: HashMap::new(),
         }
     }
 
@@ -154,6 +158,14 @@ impl Tracer {
     /// Records a symbol made for a data-dependent size of the operation being traced.
     pub fn note_fresh(&mut self, symbol: SymbolId) {
         self.pending_fresh.push(symbol);
+    }
+
+    /// Remembers the outermost call of `trace` (innermost first), if any, as where `symbol`
+    /// was made from the traced function's point of view.
+    pub fn note_origin_call(&mut self, symbol: SymbolId, trace: &[Frame]) {
+        if let Some(outermost) = trace.last() {
+            self.origin_calls.insert(symbol, outermost.clone());
+        }
     }
 
     /// The bindings of the symbols made during the current operation, located in its outputs.

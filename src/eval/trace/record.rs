@@ -149,6 +149,17 @@ impl Interpreter {
         tensor: &TensorValue,
         span: Span,
     ) -> Result<Value> {
+        self.trace_element(tensor, span, "item()")
+    }
+
+    /// [`Interpreter::trace_item`] for the builtin `operation` (`item()` or `tolist()`), which
+    /// a new symbol names as its origin.
+    fn trace_element(
+        &mut self,
+        tensor: &TensorValue,
+        span: Span,
+        operation: &str,
+    ) -> Result<Value> {
         let value = tensor
             .graph_value()
             .expect("only traced tensors are traced");
@@ -177,7 +188,7 @@ impl Interpreter {
             trace: frames,
         };
         let origin = Origin {
-            operation: "item()".to_string(),
+            operation: operation.to_string(),
             span,
         };
         let item = match dtype {
@@ -193,6 +204,7 @@ impl Interpreter {
         if let Some(expr) = item {
             let symbol = tracer.graph.env.as_symbol(expr).expect("a new symbol");
             node.binds.push((symbol, BindSource::Element));
+            tracer.note_origin_call(symbol, &node.trace);
         }
         let id = tracer.graph.push(node);
         let result = match (dtype, item) {
@@ -229,12 +241,17 @@ impl Interpreter {
             };
             sizes.push(usize::try_from(size).unwrap_or(0));
         }
+        crate::eval::builtins::check_list_values(
+            &sizes,
+            crate::eval::limits::TRACED_LIST_LENGTH,
+            span,
+        )?;
         self.nested_items(tensor, &sizes, span)
     }
 
     fn nested_items(&mut self, tensor: &TensorValue, sizes: &[usize], span: Span) -> Result<Value> {
         let Some((&rows, inner)) = sizes.split_first() else {
-            return self.trace_item(tensor, span);
+            return self.trace_element(tensor, span, "tolist()");
         };
         let mut items = Vec::with_capacity(rows);
         for row in 0..rows {

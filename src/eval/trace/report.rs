@@ -103,12 +103,15 @@ impl Interpreter {
             }
             match &report.origin {
                 Some(origin) => {
-                    let _ = write!(
-                        note,
-                        "was created by {} at {}",
-                        origin.operation,
-                        self.sources.location(origin.span)
-                    );
+                    let _ = write!(note, "was created by {}", self.origin_text(origin));
+                    if let Some(call) = self.origin_call(report.symbol) {
+                        let _ = write!(
+                            note,
+                            ", inside `{}` called at {}",
+                            call.function,
+                            self.sources.location(call.call_site)
+                        );
+                    }
                 }
                 None => note.push_str("is an input size"),
             }
@@ -123,6 +126,26 @@ impl Interpreter {
             }
             diagnostic.notes.push(note);
         }
+    }
+
+    /// What made a symbol, as the user wrote it: the builtin (`tolist()`), or for indexing
+    /// and slicing the expression itself (`boolean mask indexing `x[x > 0]``), then where.
+    fn origin_text(&self, origin: &crate::sym::Origin) -> String {
+        let location = self.sources.location(origin.span);
+        if origin.operation.ends_with(')') {
+            return format!("{} at {location}", origin.operation);
+        }
+        let source = self.sources.snippet(origin.span);
+        let first_line = source.lines().next().unwrap_or_default().trim();
+        if first_line.is_empty() || first_line.len() > 60 || first_line.len() < source.trim().len()
+        {
+            return format!("{} at {location}", origin.operation);
+        }
+        format!("{} `{first_line}` at {location}", origin.operation)
+    }
+
+    fn origin_call(&self, symbol: SymbolId) -> Option<crate::diag::Frame> {
+        self.tracer.as_ref()?.origin_calls.get(&symbol).cloned()
     }
 
     /// The engine's other suggestions (`check_size u0`, bounds), in the user's names; the

@@ -260,6 +260,7 @@ impl Sizes for TraceSizes<'_> {
             .expect("a new symbol is a symbol");
         self.tracer.env().mark_size_like(symbol);
         self.tracer.note_fresh(symbol);
+        self.tracer.note_origin_call(symbol, self.trace);
         if let Some(max) = max {
             let bound = self.tracer.expr(max);
             if let Ok(cond) = self.tracer.env().le(expr, bound) {

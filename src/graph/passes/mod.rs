@@ -10,7 +10,8 @@
 //! - `cse`: a pure node identical to an earlier one (same operation, same arguments) is
 //!   replaced by it.
 //! - `dce`: nodes whose outputs nothing kept uses are removed, then ids are renumbered.
-//! - `fuse`: groups of elementwise operations and their reductions become one fused node.
+//! - `fuse`: groups of elementwise operations, with their reductions and mask compactions,
+//!   become one fused node.
 //!   It runs when a compiled graph is prepared to run, not in [`optimize`]: the printed graph
 //!   (`tsl graph`) shows the operations as written unless `--fused` asks for it.
 //!

@@ -3,7 +3,7 @@
 //! (the interpreter canonicalises them); a parsed graph may not, and the rules index shapes
 //! by these dims without checking.
 
-use crate::graph::fused::FusedKernel;
+use crate::graph::fused::{FusedKernel, InstrKind, OutputKind};
 use crate::graph::op::{IndexSpec, Op};
 use crate::graph::shape::Meta;
 
@@ -143,12 +143,22 @@ fn fused(kernel: &FusedKernel, inputs: &[Meta]) -> Result<(), String> {
             return Err(format!("fused instruction i{index} belongs to no member"));
         }
     }
-    if kernel
-        .outputs
-        .iter()
-        .any(|output| output.value >= kernel.body.len() || output.member >= kernel.members.len())
-    {
-        return Err("a fused output is not an instruction of its kernel".to_string());
+    let mask = kernel.mask();
+    let keeps_by_one_mask = kernel.body.iter().all(|instr| match instr.kind {
+        InstrKind::Keep(_, by) | InstrKind::Position(by) => Some(by) == mask,
+        _ => true,
+    });
+    if !keeps_by_one_mask {
+        return Err("a fused kernel keeps elements by more than one mask".to_string());
+    }
+    for output in &kernel.outputs {
+        let valid = match output.kind {
+            OutputKind::Values(value) | OutputKind::Total(_, value) => value < kernel.body.len(),
+            OutputKind::Count(by) => by < kernel.body.len(),
+        };
+        if !valid || output.member >= kernel.members.len() {
+            return Err("a fused output is not a value of its kernel".to_string());
+        }
     }
     Ok(())
 }

@@ -242,6 +242,13 @@ fn check_bind(
     match source {
         BindSource::Element if matches!(node.kind, NodeKind::Item) => Ok(()),
         BindSource::Element => Err(format!("only item() binds {} from an element", name())),
+        BindSource::Value { output } => match node.outputs.get(output) {
+            Some(meta) if meta.dtype == DType::I64 && meta.shape.is_empty() => Ok(()),
+            _ => Err(format!(
+                "binds {} from an output that is not a 0-d i64",
+                name()
+            )),
+        },
         BindSource::Dim { output, dim } => {
             let size = node
                 .outputs

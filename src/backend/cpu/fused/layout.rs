@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::super::error::{KernelError, Result};
 use super::super::tensor::{Element, Tensor};
-use super::eval::{Segment, Side};
+use super::slot::{Segment, Side};
 
 pub(crate) struct Operand<'a> {
     values: Values<'a>,

@@ -14,18 +14,22 @@
 //! error the unfused operations would have raised first.
 
 mod eval;
+mod lanes;
 mod layout;
+mod partition;
+mod slot;
+mod totals;
 
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;
 
-use self::eval::{Scratch, Segment, Task};
+use self::eval::{Scratch, Task, TaskResult};
 use self::layout::Operand;
+use self::partition::Partition;
 use super::error::{KernelError, Result, checked_numel};
-use super::fold::BLOCK;
 use super::tensor::Tensor;
-use crate::dtype::DType;
-use crate::graph::fused::{FusedKernel, FusedOutput};
+use crate::dtype::{DType, Scalar};
+use crate::graph::fused::{Domain, FusedKernel, OutputKind};
 use crate::graph::shape::Dim;
 
 /// Elements per segment of a kernel without row reductions: small enough that every
@@ -40,19 +44,25 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         .iter()
         .map(|tensor| Operand::new(tensor, &shape))
         .collect::<Result<Vec<_>>>()?;
-    let plan = Partition::new(kernel, &shape, numel);
-    let mut buffers: Vec<Buffer> = kernel
-        .outputs
-        .iter()
-        .map(|output| Buffer::new(output.meta.dtype, plan.output_len(kernel, output)))
-        .collect::<Result<_>>()?;
-    let tasks = plan.tasks(kernel, &mut buffers);
     let context = eval::Context {
         kernel,
         operands: &operands,
         shape: &shape,
     };
-    let results: Vec<eval::TaskResult> = if tasks.len() > 1 {
+    let plan = Partition::new(&context, numel);
+    let mut buffers: Vec<Option<Buffer>> = kernel
+        .outputs
+        .iter()
+        .map(|output| match output.kind {
+            OutputKind::Values(value) => {
+                let lens = plan.output_lens(kernel.body[value].domain);
+                Buffer::new(output.meta.dtype, lens.iter().sum()).map(Some)
+            }
+            OutputKind::Total(..) | OutputKind::Count(_) => Ok(None),
+        })
+        .collect::<Result<_>>()?;
+    let tasks = tasks(kernel, &plan, &mut buffers);
+    let results: Vec<TaskResult> = if tasks.len() > 1 {
         tasks
             .into_par_iter()
             .map_init(
@@ -77,19 +87,74 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
             error: Box::new(error.clone()),
         });
     }
-    let totals = eval::combine_totals(kernel, &results, numel, &shape)?;
+    let extent = |value: usize| match kernel.body[value].domain {
+        Domain::Kept => (plan.count, vec![plan.count]),
+        Domain::Uniform | Domain::Row | Domain::Element => (numel, shape.clone()),
+    };
+    let totals = totals::combine_totals(kernel, &results, &extent)?;
     buffers
         .into_iter()
         .zip(&kernel.outputs)
         .zip(totals)
-        .map(|((buffer, output), total)| {
-            let sizes = concrete(&output.meta.shape)?;
-            match total {
-                Some(value) => super::reshape(&Tensor::scalar(value), &sizes),
-                None => buffer.into_tensor(&sizes),
-            }
-        })
+        .map(
+            |((buffer, output), total)| match (output.kind, buffer, total) {
+                (OutputKind::Values(value), Some(buffer), _) => {
+                    buffer.into_tensor(&output_sizes(kernel, value, output, plan.count)?)
+                }
+                (_, _, Some(total)) => {
+                    super::reshape(&Tensor::scalar(total), &concrete(&output.meta.shape)?)
+                }
+                _ => Ok(Tensor::scalar(Scalar::Int(plan.count as i64))),
+            },
+        )
         .collect()
+}
+
+/// The sizes of a value output: its own, or for kept values the count and then ones.
+fn output_sizes(
+    kernel: &FusedKernel,
+    value: usize,
+    output: &crate::graph::fused::FusedOutput,
+    count: usize,
+) -> Result<Vec<usize>> {
+    if kernel.body[value].domain != Domain::Kept {
+        return concrete(&output.meta.shape);
+    }
+    let mut sizes = vec![1; output.meta.shape.len()];
+    if let Some(first) = sizes.first_mut() {
+        *first = count;
+    }
+    Ok(sizes)
+}
+
+/// Every task with its segments and its parts of the outputs.
+fn tasks<'b>(
+    kernel: &FusedKernel,
+    plan: &Partition,
+    buffers: &'b mut [Option<Buffer>],
+) -> Vec<Task<'b>> {
+    let mut tasks: Vec<Task<'b>> = (0..plan.tasks())
+        .map(|index| Task {
+            segments: plan.segments(index),
+            outputs: Vec::new(),
+        })
+        .collect();
+    for (buffer, output) in buffers.iter_mut().zip(&kernel.outputs) {
+        let Some(buffer) = buffer else {
+            for task in &mut tasks {
+                task.outputs.push(eval::OutChunk::Total);
+            }
+            continue;
+        };
+        let OutputKind::Values(value) = output.kind else {
+            continue;
+        };
+        let lens = plan.output_lens(kernel.body[value].domain);
+        for (task, chunk) in tasks.iter_mut().zip(buffer.split(&lens)) {
+            task.outputs.push(chunk);
+        }
+    }
+    tasks
 }
 
 fn concrete(shape: &[Dim]) -> Result<Vec<usize>> {
@@ -101,103 +166,6 @@ fn concrete(shape: &[Dim]) -> Result<Vec<usize>> {
                 .ok_or_else(|| KernelError::Value("a size was not resolved before running".into()))
         })
         .collect()
-}
-
-/// How the iteration space is cut into tasks and segments.
-struct Partition {
-    numel: usize,
-    /// For a kernel that reduces rows: how many rows, and their length (the last size).
-    rows: Option<(usize, usize)>,
-    /// Rows (row kernels) or elements (others) per task.
-    per_task: usize,
-}
-
-impl Partition {
-    fn new(kernel: &FusedKernel, shape: &[usize], numel: usize) -> Partition {
-        if !kernel.rows {
-            return Partition {
-                numel,
-                rows: None,
-                per_task: BLOCK,
-            };
-        }
-        let (length, outer) = shape
-            .split_last()
-            .map_or((1, &[][..]), |(last, outer)| (*last, outer));
-        Partition {
-            numel,
-            rows: Some((outer.iter().product(), length)),
-            per_task: (BLOCK / length.max(1)).max(1),
-        }
-    }
-
-    /// Elements of an output: one per element, one per row for a per-row value, none
-    /// (the accumulators hold it) for a total.
-    fn output_len(&self, kernel: &FusedKernel, output: &FusedOutput) -> usize {
-        match self.rows {
-            _ if output.reduce.is_some() => 0,
-            Some((rows, _)) if kernel.body[output.value].row => rows,
-            _ => self.numel,
-        }
-    }
-
-    fn tasks<'b>(&self, kernel: &FusedKernel, buffers: &'b mut [Buffer]) -> Vec<Task<'b>> {
-        let units = self.rows.map_or(self.numel, |(rows, _)| rows);
-        let mut tasks: Vec<Task<'b>> = (0..units.div_ceil(self.per_task))
-            .map(|index| self.task(index))
-            .collect();
-        let element_span = self
-            .rows
-            .map_or(self.per_task, |(_, length)| self.per_task * length);
-        for (buffer, output) in buffers.iter_mut().zip(&kernel.outputs) {
-            if output.reduce.is_some() {
-                for task in &mut tasks {
-                    task.outputs.push(eval::OutChunk::Total);
-                }
-                continue;
-            }
-            let span = if kernel.body[output.value].row {
-                self.per_task
-            } else {
-                element_span
-            };
-            let dtype = output.meta.dtype;
-            let mut chunks = buffer.chunks(span).into_iter();
-            for task in &mut tasks {
-                let chunk = chunks
-                    .next()
-                    .unwrap_or_else(|| eval::OutChunk::empty(dtype));
-                task.outputs.push(chunk);
-            }
-        }
-        tasks
-    }
-
-    fn task<'b>(&self, index: usize) -> Task<'b> {
-        let first = index * self.per_task;
-        let segments = match self.rows {
-            Some((rows, length)) => (first..(first + self.per_task).min(rows))
-                .map(|row| Segment {
-                    start: row * length,
-                    len: length,
-                })
-                .collect(),
-            None => {
-                let last = (first + self.per_task).min(self.numel);
-                (first..last)
-                    .step_by(CHUNK)
-                    .map(|start| Segment {
-                        start,
-                        len: CHUNK.min(last - start),
-                    })
-                    .collect()
-            }
-        };
-        Task {
-            segments,
-            outputs: Vec::new(),
-        }
-    }
 }
 
 /// An output being written.
@@ -217,12 +185,31 @@ impl Buffer {
         })
     }
 
-    fn chunks(&mut self, size: usize) -> Vec<eval::OutChunk<'_>> {
-        let size = size.max(1);
+    /// The buffer cut into consecutive parts of `lens` elements.
+    fn split(&mut self, lens: &[usize]) -> Vec<eval::OutChunk<'_>> {
+        fn parts<'a, T>(mut rest: &'a mut [T], lens: &[usize]) -> Vec<&'a mut [T]> {
+            lens.iter()
+                .map(|&len| {
+                    let len = len.min(rest.len());
+                    let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+                    rest = tail;
+                    part
+                })
+                .collect()
+        }
         match self {
-            Buffer::F32(values) => values.chunks_mut(size).map(eval::OutChunk::F32).collect(),
-            Buffer::I64(values) => values.chunks_mut(size).map(eval::OutChunk::I64).collect(),
-            Buffer::Bool(values) => values.chunks_mut(size).map(eval::OutChunk::Bool).collect(),
+            Buffer::F32(values) => parts(values, lens)
+                .into_iter()
+                .map(eval::OutChunk::F32)
+                .collect(),
+            Buffer::I64(values) => parts(values, lens)
+                .into_iter()
+                .map(eval::OutChunk::I64)
+                .collect(),
+            Buffer::Bool(values) => parts(values, lens)
+                .into_iter()
+                .map(eval::OutChunk::Bool)
+                .collect(),
         }
     }
 

@@ -5,7 +5,7 @@
 use super::wgsl::{self, f32_literal, i64_literal, load, scalar_from_words, store, value_type};
 use super::{Binding, Module, Param, Wgsl, entry_point};
 use crate::dtype::DType;
-use crate::graph::fused::{FusedKernel, InstrKind};
+use crate::graph::fused::{FusedKernel, InstrKind, OutputKind};
 use crate::graph::op::{BinaryOp, UnaryOp};
 use std::fmt::Write as _;
 
@@ -40,8 +40,13 @@ pub struct ElementwiseSpec<'k> {
 /// kernel that reduces, which devices without fused reductions never receive).
 pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
     let kernel = spec.kernel;
-    if kernel.rows || kernel.outputs.iter().any(|output| output.reduce.is_some()) {
-        return Err("an elementwise kernel cannot reduce".into());
+    let elementwise = !kernel.rows
+        && kernel
+            .outputs
+            .iter()
+            .all(|output| matches!(output.kind, OutputKind::Values(_)));
+    if !elementwise {
+        return Err("an elementwise kernel cannot reduce or compact".into());
     }
     let mut module = Module::new();
     let count = module.param(Param::Count);
@@ -118,7 +123,9 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
                 cast(&mut module, operand_type(*a), instr.dtype, &format!("v{a}"))?
             }
             InstrKind::Where(c, a, b) => format!("select(v{b}, v{a}, v{c})"),
-            InstrKind::Reduce(..) => return Err("an elementwise kernel cannot reduce".into()),
+            InstrKind::Reduce(..) | InstrKind::Keep(..) | InstrKind::Position(_) => {
+                return Err("an elementwise kernel cannot reduce or compact".into());
+            }
         };
         let _ = writeln!(
             body,
@@ -143,7 +150,10 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
             }
         };
         let index = address(&mut module, *layout, tensor, spec.rank);
-        let value = store(output.meta.dtype, &format!("v{}", output.value));
+        let OutputKind::Values(instr) = output.kind else {
+            return Err("an elementwise kernel writes values only".into());
+        };
+        let value = store(output.meta.dtype, &format!("v{instr}"));
         let _ = writeln!(body, "    {name}[{index}] = {value};");
     }
     body.push_str("}\n");

@@ -9,7 +9,7 @@ use super::super::tensor::Tensor;
 use super::super::views;
 use crate::backend::error::{KernelError, check_dim, format_shape};
 use crate::dtype::DType;
-use crate::graph::fused::{FusedKernel, FusedOutput, Instr, InstrKind, Member};
+use crate::graph::fused::{Domain, FusedKernel, FusedOutput, Instr, InstrKind, Member, OutputKind};
 use crate::graph::op::BinaryOp;
 use crate::graph::shape::{Dim, Meta};
 
@@ -244,7 +244,7 @@ fn unravel(count: usize, stride: i64, size: i64) -> FusedKernel {
     let instr = |kind| Instr {
         kind,
         dtype: DType::I64,
-        row: false,
+        domain: Domain::Element,
         member: 0,
     };
     FusedKernel {
@@ -259,8 +259,7 @@ fn unravel(count: usize, stride: i64, size: i64) -> FusedKernel {
             instr(InstrKind::Binary(BinaryOp::Rem, 2, 3)),
         ],
         outputs: vec![FusedOutput {
-            value: 4,
-            reduce: None,
+            kind: OutputKind::Values(4),
             meta,
             member: 0,
         }],

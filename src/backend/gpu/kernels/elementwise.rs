@@ -10,7 +10,7 @@ use crate::backend::gpu::codegen::elementwise::{ElementwiseSpec, elementwise};
 use crate::backend::gpu::tensor::Tensor;
 use crate::backend::gpu::{Gpu, stored_size};
 use crate::dtype::{DType, Scalar};
-use crate::graph::fused::{FusedKernel, FusedOutput, Instr, InstrKind, Member};
+use crate::graph::fused::{Domain, FusedKernel, FusedOutput, Instr, InstrKind, Member, OutputKind};
 use crate::graph::op::BinaryOp;
 use crate::graph::semantics::Fault;
 use crate::graph::shape::{Dim, Meta};
@@ -218,12 +218,11 @@ pub(crate) fn identity(dtype: DType, shape: &[usize]) -> FusedKernel {
         body: vec![Instr {
             kind: InstrKind::Input(0),
             dtype,
-            row: false,
+            domain: Domain::Element,
             member: 0,
         }],
         outputs: vec![FusedOutput {
-            value: 0,
-            reduce: None,
+            kind: OutputKind::Values(0),
             meta,
             member: 0,
         }],

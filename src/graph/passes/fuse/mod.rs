@@ -1,39 +1,48 @@
 //! Fusion: groups of elementwise operations over one iteration shape, with the reductions
-//! that end them, become one `Op::Fused` node computed in a single pass over memory.
+//! and mask compactions among them, become one `Op::Fused` node computed in one pass over
+//! memory.
 //!
 //! The pass walks the nodes in program order and grows one group at a time. A node joins the
 //! open group when it is an elementwise op of the group's iteration shape, a reduction of
 //! one of its per-element values over the last dim (the group then runs row by row, and
-//! later members may use the per-row result, as softmax does), or a reduction over every
-//! element (an output only). The fused node takes the place of the group's last member.
+//! later members may use the per-row result, as softmax does), a reduction over every
+//! element (an output only), or a compaction by a mask of the iteration shape (`x[mask]`,
+//! `masked_select`, `nonzero` of a 1-D mask) with the elementwise work, `squeeze`, takes at
+//! the kept positions (`index_select`, `gather`, `x[indices]` along dim 0) and reductions
+//! over everything that follow it (`group.rs`). The fused node takes the place of the
+//! group's last member.
 //!
 //! Checks are never moved: the open group is closed by every node with effects (asserts,
-//! device asserts, prints, random numbers), every `item`, `cond` and symbol-binding node, and
-//! every node that reads one of the group's values, so each of these still runs after the
-//! operations it followed and before the ones it preceded. Once a group holds a member whose
-//! elements can fail (integer `//`, `%`, `**`, an extremum over a possibly empty extent), any
-//! further operation outside the group closes it too, so a failure is never reported after
-//! one that came later in the program. Members only ever move later, past independent pure
-//! operations.
+//! device asserts, prints, random numbers), every `item`, `cond` and other symbol-binding
+//! node, every node that reads one of the group's values, and every node that needs the
+//! count of kept elements the group binds (the fused node binds it, from its count output,
+//! where the group ends). So each of these still runs after the operations it followed and
+//! before the ones it preceded. Once a group holds a member whose elements can fail (integer
+//! `//`, `%`, `**`, an extremum over a possibly empty extent), any further operation outside
+//! the group closes it too, so a failure is never reported after one that came later in the
+//! program. Members only ever move later, past independent pure operations.
 
 mod build;
+mod group;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use self::group::{Group, tensor_operands};
 use super::rewrite::{for_each_use, retain};
-use crate::graph::fused::{Fusible, fusible};
-use crate::graph::ir::{Arg, Graph, Node, NodeId, NodeKind, Part, ValueRef};
+use crate::graph::fused::OutputKind;
+use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeId, NodeKind, Part, ValueRef};
 use crate::graph::op::Op;
 use crate::graph::shape::{Dim, Meta};
+use crate::sym::ExprId;
 
 /// What a device lets the pass form.
 #[derive(Clone, Debug)]
 pub struct FusionPolicy {
     /// The most members in one group.
     pub max_members: usize,
-    /// Whether groups may hold reductions (per row or over everything).
-    pub reductions: bool,
+    /// Whether groups hold elementwise members only: no reductions, no compaction by a mask.
+    pub elementwise_only: bool,
     /// The most tensors (operands plus outputs) one kernel may bind; a group needing more
     /// stays unfused.
     pub max_tensors: usize,
@@ -43,7 +52,7 @@ impl Default for FusionPolicy {
     fn default() -> FusionPolicy {
         FusionPolicy {
             max_members: 64,
-            reductions: true,
+            elementwise_only: false,
             max_tensors: usize::MAX,
         }
     }
@@ -65,43 +74,30 @@ pub fn fuse(graph: &mut Graph, policy: &FusionPolicy) {
     rewrite(graph, &groups, policy);
 }
 
-/// The kind of value a member computes.
-#[derive(Clone, Debug, PartialEq)]
-enum Value {
-    /// One per element of the iteration shape.
-    Element,
-    /// One per row (a reduction over the last dim, or computed from such values), of these
-    /// sizes.
-    Row(Vec<Dim>),
-    /// A reduction over every element: an output only.
-    Total,
-}
-
-struct Group {
-    members: Vec<usize>,
-    values: HashMap<usize, Value>,
-    shape: Vec<Dim>,
-    rows: bool,
-    totals: bool,
-    fallible: bool,
-}
-
 fn find_groups(graph: &Graph, policy: &FusionPolicy) -> Vec<Group> {
     let mut groups = Vec::new();
     let mut open: Option<Group> = None;
     for (index, node) in graph.nodes.iter().enumerate() {
         if let Some(group) = &mut open
             && group.members.len() < policy.max_members
-            && let Some(value) = joins(graph, group, node)
-            && (policy.reductions || value == Value::Element)
+            && let Some(value) = group.joins(graph, node)
+            && (!policy.elementwise_only || value == group::Value::Element)
         {
             group.add(index, node, value);
             continue;
         }
-        let candidate = start(graph, index, node).filter(|_| {
-            policy.reductions || !matches!(member_op(node), Some(Fusible::Reduce { .. }))
+        let candidate = Group::start(graph, index, node).filter(|group| {
+            !policy.elementwise_only
+                || group
+                    .values
+                    .values()
+                    .all(|value| *value == group::Value::Element)
         });
-        if candidate.is_some() || open.as_ref().is_some_and(|group| breaks(group, node)) {
+        if candidate.is_some()
+            || open
+                .as_ref()
+                .is_some_and(|group| breaks(graph, group, node))
+        {
             groups.extend(open.take().filter(|group| group.members.len() > 1));
         }
         if candidate.is_some() {
@@ -112,125 +108,40 @@ fn find_groups(graph: &Graph, policy: &FusionPolicy) -> Vec<Group> {
     groups
 }
 
-/// A new group holding only `node`, if it can be a member.
-fn start(graph: &Graph, index: usize, node: &Node) -> Option<Group> {
-    let op = member_op(node)?;
-    let (shape, value) = match op {
-        Fusible::Reduce { dims, .. } => {
-            let Some(Arg::Tensor(input)) = node.args.first() else {
-                return None;
-            };
-            let shape = graph.meta(*input).shape.clone();
-            let value = reduction_value(dims, &shape, &node.outputs[0].shape)?;
-            (shape, value)
-        }
-        _ => (node.outputs[0].shape.clone(), Value::Element),
-    };
-    let mut group = Group {
-        members: Vec::new(),
-        values: HashMap::new(),
-        shape,
-        rows: false,
-        totals: false,
-        fallible: false,
-    };
-    group.add(index, node, value);
-    Some(group)
-}
-
-/// What a node that could be a member computes: a fusible op, one output, binding nothing.
-fn member_op(node: &Node) -> Option<Fusible<'_>> {
-    match &node.kind {
-        NodeKind::Op(op) if node.outputs.len() == 1 && node.binds.is_empty() => fusible(op),
-        _ => None,
-    }
-}
-
-/// What a reduction over `dims` of a value of `shape` computes in a group: a total, a
-/// per-row value (over the last dim), or nothing fusible (other dims).
-fn reduction_value(dims: Option<&[usize]>, shape: &[Dim], out: &[Dim]) -> Option<Value> {
-    match dims {
-        None => Some(Value::Total),
-        Some([dim]) if *dim + 1 == shape.len() => Some(Value::Row(out.to_vec())),
-        Some(_) => None,
-    }
-}
-
-/// How `node` would join `group`, if it can.
-fn joins(graph: &Graph, group: &Group, node: &Node) -> Option<Value> {
-    let op = member_op(node)?;
-    let operands: Vec<Option<&Value>> = tensor_operands(node)
-        .map(|value| member_value(group, value))
-        .collect();
-    let out = &node.outputs[0].shape;
-    if let Fusible::Reduce { dims, .. } = op {
-        let from_group = match operands.first()? {
-            Some(value) => **value == Value::Element,
-            None => {
-                let input = tensor_operands(node).next()?;
-                graph.meta(input).shape == group.shape
-            }
-        };
-        let value = reduction_value(dims, &group.shape, out)?;
-        let allowed = match value {
-            Value::Total => !group.rows,
-            Value::Row(_) => !group.totals,
-            Value::Element => false,
-        };
-        return (from_group && allowed).then_some(value);
-    }
-    if *out == group.shape {
-        let usable = operands.iter().flatten().all(|value| match value {
-            Value::Element => true,
-            Value::Row(shape) => broadcasts_per_row(shape, &group.shape),
-            Value::Total => false,
-        });
-        return usable.then_some(Value::Element);
-    }
-    let all_rows = operands
-        .iter()
-        .all(|value| matches!(value, Some(Value::Row(shape)) if shape == out));
-    (group.rows && all_rows).then(|| Value::Row(out.clone()))
-}
-
-/// Whether a per-row value of `shape` broadcasts along the rows of `iteration`: it has the
-/// iteration's outer sizes and a last size of 1 (or the iteration has a single row).
-fn broadcasts_per_row(shape: &[Dim], iteration: &[Dim]) -> bool {
-    match iteration.split_last() {
-        None => true,
-        Some((_, [])) => shape.len() <= 1 && shape.iter().all(|d| *d == Dim::ONE),
-        Some((_, outer)) => {
-            shape.len() == iteration.len()
-                && shape[..outer.len()] == *outer
-                && shape.last() == Some(&Dim::ONE)
-        }
-    }
-}
-
-fn member_value(group: &Group, value: ValueRef) -> Option<&Value> {
-    (value.output == 0)
-        .then(|| group.values.get(&value.node.index()))
-        .flatten()
-}
-
-fn tensor_operands(node: &Node) -> impl Iterator<Item = ValueRef> + '_ {
-    node.args.iter().filter_map(|arg| match arg {
-        Arg::Tensor(value) => Some(*value),
-        _ => None,
-    })
-}
-
 /// Whether a node that is not a member must close the group before it runs.
-fn breaks(group: &Group, node: &Node) -> bool {
+fn breaks(graph: &Graph, group: &Group, node: &Node) -> bool {
     let mut reads_group = false;
     visit_reads(node, &mut |value| {
-        reads_group |= member_value(group, value).is_some();
+        reads_group |= group.value(value).is_some();
     });
     reads_group
         || group.fallible
         || node.kind.has_effects()
         || !node.binds.is_empty()
         || matches!(node.kind, NodeKind::Item | NodeKind::Cond { .. })
+        || group.needed_by(graph, node, true)
+}
+
+/// The size expressions an assert's condition and a message or printed line read.
+fn effect_expressions(node: &Node) -> Vec<ExprId> {
+    let (cond, parts) = match &node.kind {
+        NodeKind::Assert { cond, message } => (Some(*cond), &message.0[..]),
+        NodeKind::DeviceAssert { message, .. } => (None, &message.0[..]),
+        NodeKind::Print { line } => (None, &line.0[..]),
+        NodeKind::Input { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Op(_)
+        | NodeKind::Item
+        | NodeKind::Cond { .. } => (None, &[][..]),
+    };
+    let mut expressions: Vec<ExprId> = cond.into_iter().collect();
+    for part in parts {
+        match part {
+            Part::Int(Dim::Sym(expr)) | Part::Bool(expr) => expressions.push(*expr),
+            _ => {}
+        }
+    }
+    expressions
 }
 
 /// Every value a node reads: its tensor arguments and the values its message or line prints.
@@ -249,19 +160,6 @@ fn visit_reads(node: &Node, visit: &mut impl FnMut(ValueRef)) {
         if let Part::Scalar(value) | Part::Tensor(value) = part {
             visit(*value);
         }
-    }
-}
-
-impl Group {
-    fn add(&mut self, index: usize, node: &Node, value: Value) {
-        match value {
-            Value::Row(_) => self.rows |= matches!(node.kind, NodeKind::Op(Op::Reduce { .. })),
-            Value::Total => self.totals = true,
-            Value::Element => {}
-        }
-        self.fallible |= node.can_fail_on_data();
-        self.members.push(index);
-        self.values.insert(index, value);
     }
 }
 
@@ -295,12 +193,24 @@ fn rewrite(graph: &mut Graph, groups: &[Group], policy: &FusionPolicy) {
                 output += 1;
             }
         }
+        let count = kernel
+            .outputs
+            .iter()
+            .position(|output| matches!(output.kind, OutputKind::Count(_)));
+        let binds = match count {
+            Some(output) => group
+                .binds
+                .iter()
+                .map(|symbol| (*symbol, BindSource::Value { output }))
+                .collect(),
+            None => Vec::new(),
+        };
         let last_node = &graph.nodes[last];
         let node = Node {
             outputs: kernel.output_metas(),
             kind: NodeKind::Op(Op::Fused(Arc::new(kernel))),
             args: operands.into_iter().map(Arg::Tensor).collect(),
-            binds: Vec::new(),
+            binds,
             span: last_node.span,
             trace: last_node.trace.clone(),
         };

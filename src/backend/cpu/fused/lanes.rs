@@ -1,0 +1,312 @@
+//! The per-segment work of each instruction: elementwise functions over slices or splats,
+//! compaction of kept elements, the fold of a row, and copying a value into an output.
+
+use super::super::error::KernelError;
+use super::super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
+use super::super::tensor::Element;
+use super::eval::OutChunk;
+use super::layout::Operand;
+use super::slot::{Lane, Segment, Side, Slot, State, View};
+use crate::dtype::{DType, Scalar};
+use crate::graph::op::{BinaryOp, ReduceOp};
+use crate::graph::semantics::{self as element, Fault};
+
+fn map1<A: Lane, O: Lane>(a: Side<'_, A>, out: &mut Slot, f: impl Fn(A) -> O) -> State {
+    match a {
+        Side::Splat(x) => State::Splat(f(x).to_scalar()),
+        Side::Slice(xs) => {
+            let buffer = O::buffer(out);
+            buffer.clear();
+            buffer.extend(xs.iter().map(|&x| f(x)));
+            State::Buffer
+        }
+    }
+}
+
+fn map2<A: Lane, O: Lane>(
+    a: Side<'_, A>,
+    b: Side<'_, A>,
+    out: &mut Slot,
+    mut f: impl FnMut(A, A) -> O,
+) -> State {
+    let buffer = O::buffer(out);
+    buffer.clear();
+    match (a, b) {
+        (Side::Splat(x), Side::Splat(y)) => return State::Splat(f(x, y).to_scalar()),
+        (Side::Slice(xs), Side::Splat(y)) => buffer.extend(xs.iter().map(|&x| f(x, y))),
+        (Side::Splat(x), Side::Slice(ys)) => buffer.extend(ys.iter().map(|&y| f(x, y))),
+        (Side::Slice(xs), Side::Slice(ys)) => {
+            buffer.extend(xs.iter().zip(ys).map(|(&x, &y)| f(x, y)));
+        }
+    }
+    State::Buffer
+}
+
+pub(crate) fn unary(op: crate::graph::op::UnaryOp, a: &View<'_>, out: &mut Slot) -> State {
+    match a.slot.dtype {
+        DType::F32 => element::float_unary!(
+            op,
+            |f| map1(a.side::<f32>(), out, f),
+            map1(a.side::<f32>(), out, |x| x == 0.0)
+        ),
+        DType::I64 => element::int_unary!(
+            op,
+            |f| map1(a.side::<i64>(), out, f),
+            map1(a.side::<i64>(), out, |x| x == 0)
+        ),
+        DType::Bool => map1(a.side::<bool>(), out, |x| !x),
+    }
+}
+
+pub(crate) fn binary(
+    op: BinaryOp,
+    a: &View<'_>,
+    b: &View<'_>,
+    out: &mut Slot,
+) -> Result<State, KernelError> {
+    match a.slot.dtype {
+        DType::F32 => Ok(element::comparison!(
+            op,
+            f32,
+            |f| map2(a.side::<f32>(), b.side::<f32>(), out, f),
+            element::float_binary!(
+                op,
+                |f| map2(a.side::<f32>(), b.side::<f32>(), out, f),
+                map2(a.side::<f32>(), b.side::<f32>(), out, |_, _| 0.0f32)
+            )
+        )),
+        DType::I64 => element::comparison!(
+            op,
+            i64,
+            |f| Ok(map2(a.side::<i64>(), b.side::<i64>(), out, f)),
+            element::int_binary!(
+                op,
+                |f| Ok(map2(a.side::<i64>(), b.side::<i64>(), out, f)),
+                |g| fallible(op, a, b, out, g),
+                Ok(map2(a.side::<i64>(), b.side::<i64>(), out, |_, _| 0i64))
+            )
+        ),
+        DType::Bool => Ok(element::comparison!(
+            op,
+            bool,
+            |f| map2(a.side::<bool>(), b.side::<bool>(), out, f),
+            element::bool_binary!(
+                op,
+                |f| map2(a.side::<bool>(), b.side::<bool>(), out, f),
+                map2(a.side::<bool>(), b.side::<bool>(), out, |_, _| false)
+            )
+        )),
+    }
+}
+
+fn fallible(
+    op: BinaryOp,
+    a: &View<'_>,
+    b: &View<'_>,
+    out: &mut Slot,
+    g: impl Fn(i64, i64) -> Option<i64>,
+) -> Result<State, KernelError> {
+    let mut faulted = false;
+    let state = map2(a.side::<i64>(), b.side::<i64>(), out, |x, y| {
+        g(x, y).unwrap_or_else(|| {
+            faulted = true;
+            0
+        })
+    });
+    if faulted {
+        Err(KernelError::from(Fault::of(op)))
+    } else {
+        Ok(state)
+    }
+}
+
+pub(crate) fn cast(a: &View<'_>, out: &mut Slot) -> State {
+    match (a.slot.dtype, out.dtype) {
+        (DType::F32, DType::I64) => map1(a.side::<f32>(), out, f32::to_i64),
+        (DType::F32, DType::Bool) => map1(a.side::<f32>(), out, f32::to_bool),
+        (DType::I64, DType::F32) => map1(a.side::<i64>(), out, i64::to_f32),
+        (DType::I64, DType::Bool) => map1(a.side::<i64>(), out, i64::to_bool),
+        (DType::Bool, DType::F32) => map1(a.side::<bool>(), out, bool::to_f32),
+        (DType::Bool, DType::I64) => map1(a.side::<bool>(), out, bool::to_i64),
+        (DType::F32, DType::F32) => map1(a.side::<f32>(), out, |x| x),
+        (DType::I64, DType::I64) => map1(a.side::<i64>(), out, |x| x),
+        (DType::Bool, DType::Bool) => map1(a.side::<bool>(), out, |x| x),
+    }
+}
+
+pub(crate) fn select(condition: &View<'_>, a: &View<'_>, b: &View<'_>, out: &mut Slot) -> State {
+    match out.dtype {
+        DType::F32 => select_typed::<f32>(condition, a, b, out),
+        DType::I64 => select_typed::<i64>(condition, a, b, out),
+        DType::Bool => select_typed::<bool>(condition, a, b, out),
+    }
+}
+
+fn select_typed<T: Lane>(
+    condition: &View<'_>,
+    a: &View<'_>,
+    b: &View<'_>,
+    out: &mut Slot,
+) -> State {
+    let pick = |c: bool, x: T, y: T| if c { x } else { y };
+    let (c, x, y) = (condition.side::<bool>(), a.side::<T>(), b.side::<T>());
+    if let (Side::Splat(c), Side::Splat(x), Side::Splat(y)) = (&c, &x, &y) {
+        return State::Splat(pick(*c, *x, *y).to_scalar());
+    }
+    let len = condition.segment.len;
+    let at = |side: &Side<'_, T>, index: usize| match side {
+        Side::Splat(value) => *value,
+        Side::Slice(values) => values[index],
+    };
+    let flag = |index: usize| match &c {
+        Side::Splat(value) => *value,
+        Side::Slice(values) => values[index],
+    };
+    let buffer = T::buffer(out);
+    buffer.clear();
+    buffer.extend((0..len).map(|index| pick(flag(index), at(&x, index), at(&y, index))));
+    State::Buffer
+}
+
+pub(crate) fn reduce_f32(op: ReduceOp, values: &[f32]) -> Scalar {
+    let value = match op {
+        ReduceOp::Sum => fold_lane::<f32, SumF32>(values),
+        ReduceOp::Mean => fold_lane::<f32, SumF32>(values) / values.len() as f32,
+        ReduceOp::Prod => fold_lane::<f32, ProdF32>(values),
+        ReduceOp::Max => fold_lane::<f32, Best<f32, true>>(values),
+        ReduceOp::Min => fold_lane::<f32, Best<f32, false>>(values),
+        ReduceOp::Argmax | ReduceOp::Argmin | ReduceOp::All | ReduceOp::Any => 0.0,
+    };
+    Scalar::Float(f64::from(value))
+}
+
+pub(crate) fn reduce_i64(op: ReduceOp, values: &[i64]) -> Scalar {
+    Scalar::Int(match op {
+        ReduceOp::Sum => fold_lane::<i64, SumI64>(values),
+        ReduceOp::Prod => fold_lane::<i64, ProdI64>(values),
+        ReduceOp::Max => fold_lane::<i64, Best<i64, true>>(values),
+        ReduceOp::Min => fold_lane::<i64, Best<i64, false>>(values),
+        ReduceOp::Mean | ReduceOp::Argmax | ReduceOp::Argmin | ReduceOp::All | ReduceOp::Any => 0,
+    })
+}
+
+pub(crate) fn reduce_bool(op: ReduceOp, values: &[bool]) -> Scalar {
+    Scalar::Bool(match op {
+        ReduceOp::All => fold_lane::<bool, All>(values),
+        ReduceOp::Any => fold_lane::<bool, Any>(values),
+        ReduceOp::Max => fold_lane::<bool, Best<bool, true>>(values),
+        ReduceOp::Min => fold_lane::<bool, Best<bool, false>>(values),
+        ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Prod | ReduceOp::Argmax | ReduceOp::Argmin => {
+            false
+        }
+    })
+}
+
+/// Writes a slot's value for a segment into an output chunk at `offset`, `len` elements
+/// (fewer where the chunk or the value ends first: after an element error the counts of a
+/// kernel that keeps elements may disagree, and the kernel's result is an error anyway).
+pub(crate) fn write(
+    chunk: &mut OutChunk<'_>,
+    slot: &Slot,
+    operands: &[Operand<'_>],
+    segment: Segment,
+    offset: usize,
+    len: usize,
+) {
+    let view = View {
+        slot,
+        operands,
+        segment,
+    };
+    match chunk {
+        OutChunk::F32(out) => write_typed(&view, part(out, offset, len)),
+        OutChunk::I64(out) => write_typed(&view, part(out, offset, len)),
+        OutChunk::Bool(out) => write_typed(&view, part(out, offset, len)),
+        OutChunk::Total => {}
+    }
+}
+
+fn part<T>(out: &mut [T], offset: usize, len: usize) -> &mut [T] {
+    let start = offset.min(out.len());
+    let end = offset.saturating_add(len).min(out.len());
+    &mut out[start..end]
+}
+
+fn write_typed<T: Lane>(view: &View<'_>, out: &mut [T]) {
+    match view.side::<T>() {
+        Side::Splat(value) => out.fill(value),
+        Side::Slice(values) => {
+            let len = out.len().min(values.len());
+            out[..len].copy_from_slice(&values[..len]);
+        }
+    }
+}
+
+/// The elements of `a` where `mask` holds, in order, into `out`; how many were kept.
+/// Compacts without a branch on the mask: every element is written to the next free
+/// place, which only advances past a kept one (random masks would mispredict half the
+/// branches otherwise).
+pub(crate) fn keep(a: &View<'_>, mask: &View<'_>, out: &mut Slot) -> (State, usize) {
+    let len = mask.segment.len;
+    let flags = match mask.side::<bool>() {
+        Side::Splat(false) => return (State::Buffer, 0),
+        Side::Splat(true) => return (copy(a, out), len),
+        Side::Slice(flags) => flags,
+    };
+    let kept = match a.slot.dtype {
+        DType::F32 => compact(a.side::<f32>(), flags, f32::buffer(out)),
+        DType::I64 => compact(a.side::<i64>(), flags, i64::buffer(out)),
+        DType::Bool => compact(a.side::<bool>(), flags, bool::buffer(out)),
+    };
+    (State::Buffer, kept)
+}
+
+/// The positions (from `segment.start`) where `mask` holds, in order; how many there are.
+pub(crate) fn positions(mask: &View<'_>, out: &mut Slot) -> (State, usize) {
+    let Segment { start, len } = mask.segment;
+    let buffer = i64::buffer(out);
+    let all = start as i64..(start + len) as i64;
+    match mask.side::<bool>() {
+        Side::Splat(false) => (State::Buffer, 0),
+        Side::Splat(true) => {
+            buffer.clear();
+            buffer.extend(all);
+            (State::Buffer, len)
+        }
+        Side::Slice(flags) => (State::Buffer, compact_iter(all, flags, buffer)),
+    }
+}
+
+/// A value kept whole (the mask holds everywhere in the segment).
+fn copy(a: &View<'_>, out: &mut Slot) -> State {
+    match a.slot.dtype {
+        DType::F32 => map1(a.side::<f32>(), out, |x| x),
+        DType::I64 => map1(a.side::<i64>(), out, |x| x),
+        DType::Bool => map1(a.side::<bool>(), out, |x| x),
+    }
+}
+
+fn compact<T: Lane>(values: Side<'_, T>, flags: &[bool], out: &mut Vec<T>) -> usize {
+    match values {
+        Side::Splat(value) => compact_iter(std::iter::repeat(value), flags, out),
+        Side::Slice(values) => compact_iter(values.iter().copied(), flags, out),
+    }
+}
+
+fn compact_iter<T: Copy + Default>(
+    values: impl Iterator<Item = T>,
+    flags: &[bool],
+    out: &mut Vec<T>,
+) -> usize {
+    if out.len() < flags.len() {
+        out.resize(flags.len(), T::default());
+    }
+    let mut next = 0;
+    for (value, &flag) in values.zip(flags) {
+        if let Some(place) = out.get_mut(next) {
+            *place = value;
+        }
+        next += usize::from(flag);
+    }
+    next
+}

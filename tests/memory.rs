@@ -1,0 +1,110 @@
+//! Memory the machine cannot provide is a diagnostic, never an abort: the `tsl` binary runs
+//! under a 3 GiB address-space limit (`ulimit -v`), and tensors that fit the 2^31-element
+//! limit but not the memory fail with a `value-error` naming their size in bytes, eagerly,
+//! compiled and in the REPL (which goes on). `tsl check` computes no large constant at all.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// The address-space limit, in KiB: room for the interpreter's 1 GiB stack and more.
+const LIMIT_KIB: u64 = 3 << 20;
+
+fn limited(args: &[&str], script: &str, input: &str) -> Output {
+    let directory = std::env::temp_dir().join(format!("tsl-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("creating a temporary directory");
+    let name = format!("s{:x}.tsl", fxhash(script) ^ fxhash(&args.join(" ")));
+    let path = directory.join(name);
+    std::fs::write(&path, script).expect("writing a script");
+    let command = format!("ulimit -v {LIMIT_KIB} && exec \"$0\" \"$@\"");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .arg(env!("CARGO_BIN_EXE_tsl"))
+        .args(
+            args.iter()
+                .map(|arg| arg.replace("SCRIPT", &path.display().to_string())),
+        )
+        .env("NO_COLOR", "1")
+        .env("TSL_HISTORY", "")
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running tsl under a memory limit");
+    let mut stdin = child.stdin.take().expect("a pipe");
+    stdin
+        .write_all(input.as_bytes())
+        .expect("writing the input");
+    drop(stdin);
+    child.wait_with_output().expect("waiting for tsl")
+}
+
+/// A stable name per script, so tests running side by side never share a file.
+fn fxhash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The run ended with the out-of-memory diagnostic for `bytes`, at `line`.
+fn assert_out_of_memory(output: &Output, bytes: &str, line: usize) {
+    let stderr = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "no clean exit:\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error[value-error]: out of memory: the result needs {bytes} bytes"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!(".tsl:{line}:")), "{stderr}");
+}
+
+#[test]
+fn an_eager_tensor_too_large_for_memory_is_a_value_error() {
+    let script = "print(\"before\")\nlet a = zeros(1000000000)\nprint(\"after\")\n";
+    let output = limited(&["SCRIPT"], script, "");
+    assert_out_of_memory(&output, "4000000000", 2);
+    assert_eq!(stdout(&output), "before\n");
+}
+
+#[test]
+fn a_compiled_result_too_large_for_memory_is_a_value_error() {
+    let script = "@compile\nfn f(x: f32[n]) {\n    return x.expand(100000, n) * 2.0\n}\nprint(f(ones(20000)).sum())\n";
+    let output = limited(&["SCRIPT"], script, "");
+    assert_out_of_memory(&output, "8000000000", 3);
+}
+
+#[test]
+fn the_repl_goes_on_after_running_out_of_memory() {
+    let input = "let a = zeros(1000000000)\nprint(1 + 1)\n";
+    let output = limited(&["repl"], "", input);
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains("out of memory: the result needs 4000000000 bytes"),
+        "{stderr}"
+    );
+    assert_eq!(stdout(&output), "2\n");
+}
+
+#[test]
+fn tsl_check_and_graph_compute_no_large_constant() {
+    let script = "@compile\nfn f(x: f32[n]) {\n    let z = zeros(2000000000)\n    return x.sum() + z.sum()\n}\n";
+    let checked = limited(&["check", "SCRIPT"], script, "");
+    assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
+    let graph = limited(&["graph", "SCRIPT", "--fn", "f"], script, "");
+    assert_eq!(graph.status.code(), Some(0), "{}", stderr(&graph));
+    assert!(
+        stdout(&graph).contains("full([2000000000], 0)"),
+        "{}",
+        stdout(&graph)
+    );
+}
