@@ -46,6 +46,15 @@ impl Tensor {
         self.shape().len()
     }
 
+    /// The host tensor, when the tensor is one.
+    pub fn as_host(&self) -> Option<&host::Tensor> {
+        match self {
+            Tensor::Host(tensor) => Some(tensor),
+            #[cfg(feature = "gpu")]
+            Tensor::Gpu(_) => None,
+        }
+    }
+
     /// The tensor in host memory (waiting for the device when it is still computing it).
     pub fn to_host(&self) -> Result<host::Tensor, KernelError> {
         match self {
@@ -296,7 +305,7 @@ impl Device for Dispatch<'_> {
                         #[cfg(feature = "gpu")]
                         Tensor::Gpu(tensor) => tensor.to_host(),
                     })
-                    .collect::<Result<Vec<host::Tensor>, _>>()?;
+                    .collect::<Result<Vec<host::Tensor>, KernelError>>()?;
                 let hosts: Vec<&host::Tensor> = hosts.iter().collect();
                 cpu::memory::reserve_for(op, &hosts, results)
             }

@@ -156,10 +156,10 @@ impl TensorValue {
     /// download, kept for the next time.
     pub fn host(&self) -> Option<Result<host::Tensor, backend::KernelError>> {
         let data = self.real()?;
-        if let backend::Tensor::Host(tensor) = data {
+        if let Some(tensor) = data.as_host() {
             return Some(Ok(tensor.clone()));
         }
-        if let Some(backend::Tensor::Host(tensor)) = self.mirror() {
+        if let Some(tensor) = self.mirror().and_then(backend::Tensor::as_host) {
             return Some(Ok(tensor.clone()));
         }
         Some(data.to_host().inspect(|tensor| {

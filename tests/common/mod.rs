@@ -167,6 +167,14 @@ fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> 
 /// Whether tests can use a GPU. Without one they skip, saying why, unless
 /// `TSL_REQUIRE_GPU=1` (set by CI, which installs a software Vulkan driver), when a missing
 /// GPU fails the test.
+#[cfg(not(feature = "gpu"))]
+pub fn gpu_available() -> bool {
+    eprintln!("skipping GPU test: built without the `gpu` feature");
+    false
+}
+
+/// Whether tests can use a GPU (see the other definition).
+#[cfg(feature = "gpu")]
 pub fn gpu_available() -> bool {
     match tsl::backend::gpu::Gpu::open() {
         Ok(_) => true,
