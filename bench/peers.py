@@ -1,4 +1,5 @@
-"""The workloads of `benches/workloads.rs` in NumPy and PyTorch, for BENCHMARKS.md.
+"""The workloads of `benches/workloads.rs` and `benches/sorting.rs` in NumPy and PyTorch,
+for BENCHMARKS.md.
 
 Run it in the same sitting as `cargo bench --bench workloads`, from a virtual environment
 outside the repository that has numpy and torch (pip install numpy torch):
@@ -39,6 +40,11 @@ def numpy_workloads(rng):
         "softmax": lambda: softmax(rows),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
+        # NumPy's sort gives values only; its stable argsort gives the indices.
+        "sort": lambda: np.argsort(x, kind="stable"),
+        "argsort": lambda: np.argsort(-x, kind="stable"),
+        "topk": lambda: np.argpartition(x, -10)[-10:],
+        "sort_rows": lambda: np.argsort(rows, axis=1, kind="stable"),
     }
 
 
@@ -54,6 +60,10 @@ def torch_workloads(generator):
         "softmax": lambda: torch.softmax(rows, dim=1),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
+        "sort": lambda: x.sort(),
+        "argsort": lambda: x.argsort(descending=True),
+        "topk": lambda: x.topk(10),
+        "sort_rows": lambda: rows.sort(dim=1),
     }
 
 

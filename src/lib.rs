@@ -11,6 +11,7 @@ pub mod diag;
 pub mod dtype;
 pub mod eval;
 pub mod graph;
+pub mod lsp;
 pub mod repl;
 pub mod source;
 pub mod sym;

@@ -69,6 +69,9 @@ enum Command {
     },
     /// Explain a diagnostic code, e.g. `tsl explain data-dependent-guard`.
     Explain { code: String },
+    /// Run the language server on stdin and stdout (for editors): diagnostics as `tsl check`
+    /// reports them, hover with symbolic shapes, go to definition, completion, inlay hints.
+    Lsp,
 }
 
 #[derive(Args, Clone)]
@@ -138,6 +141,10 @@ fn main() -> ExitCode {
             })
         }),
         Some(Command::Explain { code }) => explain(&code),
+        Some(Command::Lsp) => match tsl::lsp::run() {
+            Status::Ok => ExitCode::SUCCESS,
+            Status::Failed => ExitCode::FAILURE,
+        },
         None => match cli.file {
             Some(file) => run(&file, &cli.run, format),
             None => repl(&cli.run, format),

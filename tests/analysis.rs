@@ -223,3 +223,84 @@ fn names_refer_to_their_definitions() {
         },
     );
 }
+
+#[test]
+fn traces_record_types_and_what_checks_became() {
+    let text = "@compile\n\
+                fn f(x: f32[n, 3], k: i64[m]) -> f32[?] {\n\
+                \x20   let y = x.sum(dim = 1)\n\
+                \x20   let idx = k.nonzero()\n\
+                \x20   check n > 2\n\
+                \x20   check all(y > 0.0)\n\
+                \x20   let u = k.sum().item()\n\
+                \x20   check u <= n\n\
+                \x20   return y\n\
+                }\n";
+    let input = Input {
+        name: "types.tsl".to_string(),
+        path: None,
+        text: text.to_string(),
+    };
+    let (types, checks) = on_big_stack(move || {
+        let options = Options {
+            record_types: true,
+            ..Options::default()
+        };
+        let analysis = analyze(
+            input,
+            Overlay::new(),
+            options,
+            Arc::new(AtomicBool::new(false)),
+        );
+        let [facts] = analysis.traces.as_slice() else {
+            panic!("one trace");
+        };
+        let snippet = |span| analysis.sources.snippet(span).to_string();
+        let types: Vec<(String, Vec<String>, Vec<String>)> = facts
+            .types
+            .iter()
+            .map(|fact| (snippet(fact.span), fact.types.clone(), fact.symbols.clone()))
+            .collect();
+        let checks: Vec<(String, Vec<String>)> = facts
+            .checks
+            .iter()
+            .map(|fact| (snippet(fact.span), fact.became.clone()))
+            .collect();
+        (types, checks)
+    });
+    let type_of = |code: &str| {
+        types
+            .iter()
+            .find(|(snippet, _, _)| snippet == code)
+            .map_or_else(
+                || panic!("no type for {code}: {types:?}"),
+                |(_, types, symbols)| (types.join(" | "), symbols.join("; ")),
+            )
+    };
+    assert_eq!(type_of("x").0, "f32[n, 3]");
+    assert_eq!(type_of("y").0, "f32[n]");
+    assert_eq!(type_of("x.sum(dim = 1)").0, "f32[n]");
+    let (idx, symbols) = type_of("idx");
+    assert_eq!(idx, "i64[u0, 1]");
+    assert_eq!(
+        symbols,
+        "u0 = nonzero() at types.tsl:4:15, range [0, inf], size-like"
+    );
+    assert!(type_of("u").0.starts_with("int = u1"), "{:?}", type_of("u"));
+    let became = |code: &str| {
+        checks
+            .iter()
+            .find(|(snippet, _)| snippet == code)
+            .map_or_else(
+                || panic!("no check {code}: {checks:?}"),
+                |(_, became)| became.join(" | "),
+            )
+    };
+    assert!(became("check n > 2").starts_with("a guard on input sizes: `n > 2`"));
+    assert!(became("check all(y > 0.0)").starts_with("a device assert"));
+    assert!(
+        became("check u <= n").starts_with("a runtime assert: `u1 <= n`"),
+        "{}",
+        became("check u <= n")
+    );
+}

@@ -170,6 +170,27 @@ fn only_the_repl_imports_rustyline() {
 }
 
 #[test]
+fn only_the_language_server_knows_lsp_types() {
+    let users: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|file| !file.starts_with(src().join("lsp")))
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).expect("reading a source file");
+            text.contains("lsp_types") || text.contains("lsp_server")
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert_eq!(users, Vec::<String>::new());
+}
+
+#[test]
+fn the_language_server_writes_nothing_but_protocol_frames_to_stdout() {
+    // stdout belongs to the protocol: a stray print would corrupt the session.
+    let forbidden = ["println!", "print!(", "stdout()", "dbg!"];
+    assert_eq!(violations("lsp", &forbidden), Vec::<String>::new());
+}
+
+#[test]
 fn element_functions_live_in_the_semantics_table() {
     // Kernels take every element's value from `graph::semantics`, so eager, fused and
     // generated kernels cannot disagree; they never compute one themselves.

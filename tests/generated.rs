@@ -6,10 +6,11 @@
 //! `repeat_interleave`, `index_select` with indices from data, masks and takes at the
 //! positions they keep followed by elementwise work and reductions (one fused kernel when
 //! compiled), `narrow`, `split`, slices and indexing at positions read from data, `cond` on
-//! data (branches that may disagree on sizes), prints, and `check`s on sizes, scalars and
-//! data. It is called three times
-//! with inputs of random sizes and values, so cached graphs are reused with other data, sizes
-//! change (automatic dynamic) and checks fail on some calls. Compiled and eager runs must
+//! data (branches that may disagree on sizes), `sort`/`argsort`/`topk` (with `k` read from
+//! data), `masked_fill`, `isnan`/`isinf`, `var`/`std`, reductions over several dims,
+//! `*_like`, `clone` and `~`, prints, and `check`s on sizes, scalars and data. It is called
+//! three times with inputs of random sizes and values, so cached graphs are reused with other
+//! data, sizes change (automatic dynamic) and checks fail on some calls. Compiled and eager runs must
 //! print the same lines and stop at the same error with the same message. A program the
 //! comparison rejects is printed with its seed; it becomes a suite case once fixed.
 
@@ -127,7 +128,7 @@ impl Generator {
     /// Adds one statement; false when the chosen kind had nothing to work on.
     fn step(&mut self) -> bool {
         let float = |var: &Var| var.dtype == DType::F32;
-        match self.rng.random_range(0..30) {
+        match self.rng.random_range(0..36) {
             0 | 1 => {
                 let Some(x) = self.pick(float) else {
                     return false;
@@ -543,6 +544,22 @@ impl Generator {
                 };
                 self.bind(expr, DType::F32, x.shape);
             }
+            30 => return self.sorting(),
+            31 | 32 => return self.day_one_elementwise(),
+            33 | 34 => return self.statistics(),
+            35 => {
+                let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
+                    return false;
+                };
+                let forms = [
+                    ("zeros_like({})", x.dtype),
+                    ("ones_like({}, dtype = f32) * 2.0", DType::F32),
+                    ("full_like({}, 3, dtype = i64)", DType::I64),
+                    ("{}.clone()", x.dtype),
+                ];
+                let (form, dtype) = forms.choose(&mut self.rng).copied().unwrap_or(forms[0]);
+                self.bind(form.replace("{}", &x.name), dtype, x.shape);
+            }
             _ => {
                 let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
                     return false;
@@ -553,6 +570,127 @@ impl Generator {
                 ));
             }
         }
+        true
+    }
+
+    /// `sort`, `argsort` and `topk`, whose `k` may be the count read from data.
+    fn sorting(&mut self) -> bool {
+        let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
+            return false;
+        };
+        let descending = self.rng.random_bool(0.5);
+        match self.rng.random_range(0..3) {
+            0 => self.bind(
+                format!("{}.sort(dim = 0, descending = {descending})[0]", x.name),
+                x.dtype,
+                x.shape,
+            ),
+            1 => self.bind(
+                format!("argsort({}, -1, {descending})", x.name),
+                DType::I64,
+                x.shape,
+            ),
+            _ if x.shape[0] == Size::N => {
+                let k = self.count();
+                let mut shape = x.shape.clone();
+                shape[0] = self.own_size();
+                let output = usize::from(self.rng.random_bool(0.3));
+                let dtype = if output == 1 { DType::I64 } else { x.dtype };
+                self.bind(
+                    format!("{}.topk({k}, 0, largest = {descending})[{output}]", x.name),
+                    dtype,
+                    shape,
+                );
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `masked_fill`, `isnan`/`isinf` of values that may be infinite or NaN, and `~`.
+    fn day_one_elementwise(&mut self) -> bool {
+        let float = |var: &Var| var.dtype == DType::F32;
+        let Some(x) = self.pick(float) else {
+            return false;
+        };
+        let c = self.constant();
+        match self.rng.random_range(0..3) {
+            0 => {
+                let same = |var: &Var| var.dtype == DType::Bool && var.shape == x.shape;
+                let mask = match self.pick(same) {
+                    Some(p) => p.name,
+                    None => format!("({} > {c})", x.name),
+                };
+                let value = self.constant();
+                self.bind(
+                    format!("{}.masked_fill({mask}, {value})", x.name),
+                    DType::F32,
+                    x.shape,
+                );
+            }
+            1 => {
+                // x / (x - c) is infinite or NaN where x == c.
+                let ratio = format!("({x} / ({x} - {c}))", x = x.name);
+                let expr = if self.rng.random_bool(0.5) {
+                    format!("isnan({ratio}) | {ratio}.isinf()")
+                } else {
+                    format!("~isinf({ratio})")
+                };
+                self.bind(expr, DType::Bool, x.shape);
+            }
+            _ => {
+                let Some(p) = self.pick(|var| var.dtype == DType::Bool) else {
+                    return false;
+                };
+                self.bind(format!("~{}", p.name), DType::Bool, p.shape);
+            }
+        }
+        true
+    }
+
+    /// `var`/`std` and reductions over several dims of a 2-d value.
+    fn statistics(&mut self) -> bool {
+        let Some(x) = self.pick(|var| var.dtype != DType::Bool && var.shape.len() == 2) else {
+            return false;
+        };
+        let keep = self.rng.random_bool(0.3);
+        let reduced = if keep {
+            vec![Size::One, Size::One]
+        } else {
+            Vec::new()
+        };
+        if x.dtype == DType::F32 && self.rng.random_bool(0.5) {
+            let op = ["var", "std"]
+                .choose(&mut self.rng)
+                .copied()
+                .unwrap_or("var");
+            if self.rng.random_bool(0.5) {
+                let mut shape = x.shape.clone();
+                shape.remove(1);
+                let correction = self.rng.random_range(0..=1);
+                self.bind(
+                    format!("{}.{op}(1, correction = {correction})", x.name),
+                    DType::F32,
+                    shape,
+                );
+            } else {
+                self.bind(
+                    format!("{}.{op}(dim = [0, 1], keepdim = {keep})", x.name),
+                    DType::F32,
+                    reduced,
+                );
+            }
+            return true;
+        }
+        let op = ["sum", "amax", "amin", "max"]
+            .choose(&mut self.rng)
+            .copied()
+            .unwrap_or("sum");
+        self.bind(
+            format!("{}.{op}(dim = [1, 0], keepdim = {keep})", x.name),
+            x.dtype,
+            reduced,
+        );
         true
     }
 

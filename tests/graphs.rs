@@ -177,6 +177,16 @@ graph_snapshot!(
     "f",
     "let table = arange(4).float()\n@compile\nfn f(x: f32[n]) {\n    let unused = x.exp()\n    let a = (x * 2.0).relu()\n    let b = (x * 2.0).relu()\n    let same = x.reshape(n).float()\n    return a + b + same + ones(3).sum()\n}\n"
 );
+graph_snapshot!(
+    sorting,
+    "f",
+    "@compile\nfn f(x: f32[n, m], k: i64[1]) {\n    let [values, order] = x.sort(1, descending = true)\n    return [values, order, x.argsort(0), x.topk(k.item(), dim = 1, largest = false)]\n}\n"
+);
+graph_snapshot!(
+    day_one_lowerings,
+    "f",
+    "@compile\nfn f(x: f32[n, m]) {\n    let bad = isnan(x) | isinf(x)\n    return [x.masked_fill(bad, 0.0), x.var(1), x.std(), zeros_like(x), full_like(x, 2, dtype = i64), x.clone(), ~bad, x.amax([0, 1])]\n}\n"
+);
 
 #[test]
 fn dot_draws_data_dependent_sizes_from_their_binder() {

@@ -49,6 +49,17 @@ pub struct Binding {
     pub visible: std::ops::Range<u32>,
 }
 
+/// A module a `use` binds, with its members.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleFacts {
+    /// The name the `use` binds.
+    pub name: String,
+    /// Where the `use` binds it.
+    pub span: Span,
+    /// The module's functions, variables and the modules it uses, sorted by name.
+    pub members: Vec<Binding>,
+}
+
 /// Everything the name resolver learnt about one file.
 #[derive(Clone, Debug, Default)]
 pub struct NameFacts {
@@ -58,6 +69,8 @@ pub struct NameFacts {
     pub bindings: Vec<Binding>,
     /// The file's functions, `use` names and top-level variables, visible in every function.
     pub globals: Vec<Binding>,
+    /// The modules the file uses whose members are known.
+    pub modules: Vec<ModuleFacts>,
 }
 
 impl NameFacts {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::diag::{Code, Diagnostic, Severity};
+use crate::eval::trace::TraceFacts;
 use crate::eval::{Interpreter, Options, Output, STD_MODULES, Status};
 use crate::source::{FileId, Overlay, SourceMap, Span};
 use crate::syntax::ast::{Item, Program, UseDecl, UseTarget};
@@ -36,6 +37,8 @@ pub struct Checked {
     /// The program as parsed (with error nodes where the text did not parse).
     pub program: Program,
     pub names: NameFacts,
+    /// What the traces of compiled functions recorded (`Options::record_types`).
+    pub traces: Vec<TraceFacts>,
 }
 
 /// Checks one file from disk (or its overlaid text), reporting through the interpreter's
@@ -100,6 +103,7 @@ pub fn check_source(
         file,
         program,
         names,
+        traces: interpreter.take_trace_facts(),
     }
 }
 
@@ -228,6 +232,8 @@ pub struct Analysis {
     /// In the order they were found.
     pub diagnostics: Vec<Diagnostic>,
     pub names: NameFacts,
+    /// Types and check outcomes recorded by the traces (with `Options::record_types`).
+    pub traces: Vec<TraceFacts>,
     pub status: Status,
     /// Lines the `TSL_LOG` channels in the options wrote.
     pub log: Vec<String>,
@@ -263,6 +269,7 @@ pub fn analyze(
         program: checked.program,
         diagnostics: collected.diagnostics,
         names: checked.names,
+        traces: checked.traces,
         status: checked.status,
         log: collected.log,
         interrupted: interrupt.load(std::sync::atomic::Ordering::Relaxed),

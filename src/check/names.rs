@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::arity;
-use super::facts::{Binding, Definition, DefinitionKind, NameFacts, Reference};
+use super::facts::{Binding, Definition, DefinitionKind, ModuleFacts, NameFacts, Reference};
 use crate::diag::{Code, Diagnostic};
 use crate::source::Span;
 use crate::syntax::ast::{
@@ -150,7 +150,21 @@ pub fn check(
                 visible: 0..end,
             });
         }
+        if let Global::Module {
+            members: Some(members),
+            span,
+        } = global
+        {
+            resolver
+                .facts
+                .modules
+                .push(module_facts(name, *span, members));
+        }
     }
+    resolver
+        .facts
+        .modules
+        .sort_by_key(|module| module.span.start);
     resolver
         .facts
         .globals
@@ -168,6 +182,27 @@ pub fn check(
     resolver.facts.references.sort_by_key(|r| r.span.start);
     resolver.facts.bindings.sort_by_key(|b| b.span.start);
     (resolver.diagnostics, resolver.facts)
+}
+
+fn module_facts(name: &str, span: Span, members: &Members) -> ModuleFacts {
+    let mut bindings: Vec<Binding> = members
+        .iter()
+        .filter_map(|(member, global)| match global.definition() {
+            Definition::Source { kind, span } => Some(Binding {
+                name: member.clone(),
+                kind,
+                span,
+                visible: 0..0,
+            }),
+            _ => None,
+        })
+        .collect();
+    bindings.sort_by(|a, b| a.name.cmp(&b.name));
+    ModuleFacts {
+        name: name.to_string(),
+        span,
+        members: bindings,
+    }
 }
 
 /// Names bound in one block, each with its definition, and where the block ends.

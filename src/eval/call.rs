@@ -75,6 +75,11 @@ impl Interpreter {
         bound: Vec<(Value, Span)>,
     ) -> Result<Value> {
         let spans: Vec<Span> = bound.iter().map(|(_, span)| *span).collect();
+        if self.tracer.is_some() {
+            for (param, (value, _)) in function.def.params.iter().zip(&bound) {
+                self.record_type(param.name.span, value);
+            }
+        }
         let locals = function
             .def
             .params

@@ -14,7 +14,11 @@ use crate::syntax::hints;
 
 impl Interpreter {
     pub(super) fn eval(&mut self, expr: &Expr) -> Result<Value> {
-        self.nested(expr.span, |this| this.eval_inner(expr))
+        let value = self.nested(expr.span, |this| this.eval_inner(expr))?;
+        if self.tracer.is_some() {
+            self.record_type(expr.span, &value);
+        }
+        Ok(value)
     }
 
     fn eval_inner(&mut self, expr: &Expr) -> Result<Value> {

@@ -105,6 +105,9 @@ pub struct Options {
     /// `print` and `save` do nothing, and a definition that fails is reported without hiding
     /// the rest.
     pub analysis: bool,
+    /// Traces from annotations record the type of every value and what each `check` became,
+    /// for editors (`Interpreter::take_trace_facts`).
+    pub record_types: bool,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.
@@ -199,6 +202,8 @@ pub struct Interpreter {
     defining: Vec<(String, Span)>,
     /// How many error diagnostics went to the output.
     errors_reported: usize,
+    /// What traces from annotations recorded, when `Options::record_types` is set.
+    trace_facts: Vec<trace::TraceFacts>,
     /// The device eager code and compiled graphs run on.
     devices: crate::backend::Devices,
     /// The expression or statement evaluated last: where an internal error is reported.
@@ -235,6 +240,7 @@ impl Interpreter {
             overlay: crate::source::Overlay::new(),
             defining: Vec::new(),
             errors_reported: 0,
+            trace_facts: Vec::new(),
             devices: crate::backend::Devices::default(),
             position: None,
             max_eval_depth: limits::eval_depth(),

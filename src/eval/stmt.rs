@@ -128,6 +128,9 @@ impl Interpreter {
     fn bind_target(&mut self, target: &Target, value: Value) -> Result<()> {
         match target {
             Target::Name(name) => {
+                if self.tracer.is_some() {
+                    self.record_type(name.span, &value);
+                }
                 self.define(name.name.clone(), value);
                 Ok(())
             }
@@ -151,6 +154,9 @@ impl Interpreter {
                     .into());
                 }
                 for (name, item) in names.iter().zip(&items) {
+                    if self.tracer.is_some() {
+                        self.record_type(name.span, item);
+                    }
                     self.define(name.name.clone(), item.clone());
                 }
                 if let Some(rest) = rest {
@@ -165,6 +171,9 @@ impl Interpreter {
     }
 
     fn assign_existing(&mut self, name: &Ident, value: Value) -> Result<()> {
+        if self.tracer.is_some() {
+            self.record_type(name.span, &value);
+        }
         if self.assign(&name.name, value) {
             return Ok(());
         }

@@ -334,6 +334,8 @@ pub fn fusible(op: &Op) -> Option<Fusible<'_>> {
         | Op::Randn { .. }
         | Op::Cumsum { .. }
         | Op::Diff { .. }
+        | Op::Sort { .. }
+        | Op::TopK { .. }
         | Op::Reshape { .. }
         | Op::Permute { .. }
         | Op::Unsqueeze { .. }

@@ -216,6 +216,8 @@ impl Node {
             | Op::Clamp { .. }
             | Op::Cumsum { .. }
             | Op::Diff { .. }
+            | Op::Sort { .. }
+            | Op::TopK { .. }
             | Op::Reshape { .. }
             | Op::Permute { .. }
             | Op::Squeeze { .. }

@@ -105,6 +105,10 @@ pub enum UnaryOp {
     Tanh,
     /// Logical not: `bool` for any input dtype.
     Not,
+    /// Whether an element is NaN: `bool`; always false for `i64` and `bool`.
+    IsNan,
+    /// Whether an element is infinite: `bool`; always false for `i64` and `bool`.
+    IsInf,
 }
 
 impl UnaryOp {
@@ -119,7 +123,14 @@ impl UnaryOp {
             UnaryOp::Sigmoid => "sigmoid",
             UnaryOp::Tanh => "tanh",
             UnaryOp::Not => "not",
+            UnaryOp::IsNan => "isnan",
+            UnaryOp::IsInf => "isinf",
         }
+    }
+
+    /// Whether the result is a `bool` for every input dtype (`not`, `isnan`, `isinf`).
+    pub fn is_predicate(self) -> bool {
+        matches!(self, UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsInf)
     }
 
     /// Whether the operation computes in floating point (ints and bools become `f32`).
@@ -237,6 +248,19 @@ pub enum Op {
     Diff {
         dim: usize,
     },
+    /// Sorts along `dim`; outputs the values and their `i64` positions. Stable: equal
+    /// elements keep their order; NaN sorts above every number.
+    Sort {
+        dim: usize,
+        descending: bool,
+    },
+    /// The `k` largest (or smallest) elements along `dim`, in sorted order, and their `i64`
+    /// positions; ties and NaN as in [`Op::Sort`].
+    TopK {
+        k: Dim,
+        dim: usize,
+        largest: bool,
+    },
     /// `shape` has no `-1` once canonical.
     Reshape {
         shape: Vec<Dim>,
@@ -315,6 +339,8 @@ impl Op {
             Op::Reduce { op, .. } => op.name(),
             Op::Cumsum { .. } => "cumsum",
             Op::Diff { .. } => "diff",
+            Op::Sort { .. } => "sort",
+            Op::TopK { .. } => "topk",
             Op::Reshape { .. } => "reshape",
             Op::Permute { .. } => "permute",
             Op::Squeeze { .. } => "squeeze",
@@ -372,6 +398,7 @@ impl Op {
                 visit(start)?;
                 visit(length)
             }
+            Op::TopK { k, .. } => visit(k),
             Op::Index { items } => items.iter_mut().try_for_each(|item| match item {
                 IndexSpec::Int(position) => visit(position),
                 IndexSpec::Slice { start, stop, .. } => start
@@ -388,6 +415,7 @@ impl Op {
             | Op::Reduce { .. }
             | Op::Cumsum { .. }
             | Op::Diff { .. }
+            | Op::Sort { .. }
             | Op::Permute { .. }
             | Op::Squeeze { .. }
             | Op::Unsqueeze { .. }

@@ -198,6 +198,28 @@ pub fn pow_i64(mut base: i64, mut exponent: i64) -> Option<i64> {
     Some(result)
 }
 
+/// The order `sort` and `topk` use on `f32`, as an unsigned key: numbers in their order with
+/// `-0.0` equal to `0.0`, then every `NaN` (as PyTorch sorts: `NaN` above `inf`).
+#[inline]
+pub fn sort_key_f32(x: f32) -> u32 {
+    if x.is_nan() {
+        return u32::MAX;
+    }
+    // Adding zero turns -0.0 into 0.0 and leaves every other value alone.
+    let bits = (x + 0.0).to_bits();
+    if bits & 0x8000_0000 == 0 {
+        bits | 0x8000_0000
+    } else {
+        !bits
+    }
+}
+
+/// The order `sort` and `topk` use on `i64`, as an unsigned key.
+#[inline]
+pub fn sort_key_i64(x: i64) -> u64 {
+    x.cast_unsigned() ^ (1 << 63)
+}
+
 #[inline]
 pub fn f32_to_i64(x: f32) -> i64 {
     x as i64
@@ -393,7 +415,8 @@ macro_rules! comparison {
     }};
 }
 
-/// `$body` with `$f` bound to the `f32` function of a unary op (`not` gives `$other`).
+/// `$body` with `$f` bound to the `f32` function of a unary op (the predicates `not`,
+/// `isnan` and `isinf` give `$other`).
 macro_rules! float_unary {
     ($op:expr, |$f:ident| $body:expr, $other:expr) => {{
         use $crate::graph::op::UnaryOp as Op;
@@ -431,7 +454,34 @@ macro_rules! float_unary {
                 let $f = f32::tanh;
                 $body
             }
-            Op::Not => $other,
+            Op::Not | Op::IsNan | Op::IsInf => $other,
+        }
+    }};
+}
+
+/// `$body` with `$f` bound to the `f32 -> bool` function of `isnan` or `isinf`; `$other` for
+/// the rest. (`not` of an `f32` is `x == 0.0`, computed on `bool` after a cast.)
+macro_rules! float_predicate {
+    ($op:expr, |$f:ident| $body:expr, $other:expr) => {{
+        use $crate::graph::op::UnaryOp as Op;
+        match $op {
+            Op::IsNan => {
+                let $f = f32::is_nan;
+                $body
+            }
+            Op::IsInf => {
+                let $f = f32::is_infinite;
+                $body
+            }
+            Op::Neg
+            | Op::Abs
+            | Op::Exp
+            | Op::Log
+            | Op::Sqrt
+            | Op::Relu
+            | Op::Sigmoid
+            | Op::Tanh
+            | Op::Not => $other,
         }
     }};
 }
@@ -454,16 +504,26 @@ macro_rules! int_unary {
                 let $f = |x: i64| x.max(0);
                 $body
             }
-            Op::Exp | Op::Log | Op::Sqrt | Op::Sigmoid | Op::Tanh | Op::Not => $other,
+            Op::Exp
+            | Op::Log
+            | Op::Sqrt
+            | Op::Sigmoid
+            | Op::Tanh
+            | Op::Not
+            | Op::IsNan
+            | Op::IsInf => $other,
         }
     }};
 }
 
-pub(crate) use {bool_binary, comparison, float_binary, float_unary, int_binary, int_unary};
+pub(crate) use {
+    bool_binary, comparison, float_binary, float_predicate, float_unary, int_binary, int_unary,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::op::UnaryOp;
 
     #[test]
     fn python_division_on_integers() {
@@ -539,6 +599,29 @@ mod tests {
     }
 
     #[test]
+    fn sort_keys_order_numbers_then_nan() {
+        let ordered = [
+            f32::NEG_INFINITY,
+            -1e30,
+            -1.0,
+            -1e-45,
+            0.0,
+            1e-45,
+            1.0,
+            f32::INFINITY,
+        ];
+        for pair in ordered.windows(2) {
+            assert!(sort_key_f32(pair[0]) < sort_key_f32(pair[1]), "{pair:?}");
+        }
+        assert_eq!(sort_key_f32(-0.0), sort_key_f32(0.0));
+        assert_eq!(sort_key_f32(f32::NAN), sort_key_f32(-f32::NAN));
+        assert!(sort_key_f32(f32::INFINITY) < sort_key_f32(f32::NAN));
+        assert!(sort_key_i64(i64::MIN) < sort_key_i64(-1));
+        assert!(sort_key_i64(-1) < sort_key_i64(0));
+        assert!(sort_key_i64(0) < sort_key_i64(i64::MAX));
+    }
+
+    #[test]
     fn casts_saturate_and_nan_is_true() {
         assert_eq!(f32_to_i64(f32::NAN), 0);
         assert_eq!(f32_to_i64(1e30), i64::MAX);
@@ -557,5 +640,9 @@ mod tests {
         assert!(less);
         let or = bool_binary!(BinaryOp::Maximum, |f| f(false, true), false);
         assert!(or);
+        let (nan, inf) = (UnaryOp::IsNan, UnaryOp::IsInf);
+        assert!(float_predicate!(nan, |f| f(f32::NAN), false));
+        assert!(float_predicate!(inf, |f| f(f32::NEG_INFINITY), false));
+        assert!(!float_predicate!(inf, |f| f(f32::NAN), true));
     }
 }

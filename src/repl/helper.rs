@@ -139,6 +139,6 @@ mod tests {
         let (start, pairs) = helper.complete("x = ze", 6, &context).expect("completes");
         assert_eq!((start, replacements(&pairs)), (4, vec!["zeros"]));
         let (_, pairs) = helper.complete("y.arg", 5, &context).expect("completes");
-        assert_eq!(replacements(&pairs), ["argmax", "argmin"]);
+        assert_eq!(replacements(&pairs), ["argmax", "argmin", "argsort"]);
     }
 }

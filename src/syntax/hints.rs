@@ -18,6 +18,13 @@ pub fn name(name: &str) -> Option<&'static str> {
         "int64" | "int32" | "long" => "the integer dtype is `i64`",
         "elif" => "write `else if`",
         "pass" => "an empty block is `{}`",
+        "pow" => "write `x ** p`",
+        "mm" | "bmm" => "write `a @ b`, or `matmul(a, b)`",
+        "concat" | "concatenate" => "write `cat([a, b], dim)`",
+        "softmax" | "log_softmax" | "gelu" | "layer_norm" | "cross_entropy" => {
+            "the neural-network functions are in the standard library: `use std.nn as nn`, \
+             then `nn.softmax(x, dim = -1)`"
+        }
         "self" => "TSL has no classes: pass values as arguments",
         _ => return None,
     })
@@ -64,6 +71,17 @@ pub fn tensor_member(name: &str) -> Option<&'static str> {
         "int" | "short" => "the integer dtype is `i64`: write `x.long()`",
         "double" | "half" => "the float dtype is `f32`: write `x.float()`",
         "t" => "write `x.T`, or `x.transpose(0, 1)`",
+        "pow" => "write `x ** p`",
+        "add" | "sub" | "mul" | "div" => "write the operator: `x + y`, `x - y`, `x * y`, `x / y`",
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" => {
+            "compare with the operators `==`, `!=`, `<`, `<=`, `>`, `>=`"
+        }
+        "logical_not" => "write `~x` (a bool tensor) or `not x`",
+        "logical_and" | "logical_or" => "write `a & b` or `a | b` on bool tensors",
+        "mm" | "bmm" => "write `a @ b`",
+        "softmax" | "log_softmax" => {
+            "`use std.nn as nn`, then `nn.softmax(x, dim = -1)` (or `nn.log_softmax`)"
+        }
         "values" | "indices" => {
             "`max(dim)` and `min(dim)` return the values only: drop `.values`, and use \
              `argmax(dim)` or `argmin(dim)` for the indices"
@@ -88,6 +106,10 @@ pub fn list_member(name: &str) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+/// Help for a comma inside parentheses: Python's tuple, which TSL writes as a list.
+pub const TUPLE: &str =
+    "TSL has no tuples: write a list, e.g. `x.reshape([2, 3])` or `cat([a, b])`";
 
 /// Help for a keyword argument spelled as NumPy spells it.
 pub fn keyword_argument(name: &str) -> Option<&'static str> {

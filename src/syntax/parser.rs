@@ -548,6 +548,7 @@ impl ParseCtx<'_> {
             Tok::Colon if expected.iter().any(|name| name == "\"{\"") => {
                 Some("blocks are written in braces, not after a colon: `if cond { … }`")
             }
+            Tok::Comma if expected.iter().any(|name| name == "\")\"") => Some(hints::TUPLE),
             Tok::Amp if previous_char == Some('&') => Some("logical and is written `and`"),
             Tok::Pipe if previous_char == Some('|') => Some("logical or is written `or`"),
             _ => hints::keyword(previous_word),

@@ -61,6 +61,8 @@ fn results_of(op: &Op) -> Results {
         | Op::RepeatIndices
         | Op::Index { .. }
         | Op::Unique
+        | Op::Sort { .. }
+        | Op::TopK { .. }
         | Op::MatMul
         | Op::Fused(_) => Results::Fresh,
     }

@@ -58,7 +58,7 @@ const BINARY: [BinaryOp; 17] = [
     BinaryOp::Minimum,
 ];
 
-const UNARY: [UnaryOp; 9] = [
+const UNARY: [UnaryOp; 11] = [
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Exp,
@@ -68,6 +68,8 @@ const UNARY: [UnaryOp; 9] = [
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
     UnaryOp::Not,
+    UnaryOp::IsNan,
+    UnaryOp::IsInf,
 ];
 
 const REDUCE: [ReduceOp; 9] = [
@@ -137,6 +139,13 @@ fn dim_taking_kernels_never_panic() {
                 diff(&tensor, dim),
                 squeeze(&tensor, Some(dim)),
             );
+            for descending in [false, true] {
+                let _ = sort(&tensor, dim, descending);
+                let _ = (
+                    topk(&tensor, dim, 0, descending),
+                    topk(&tensor, 1, dim, descending),
+                );
+            }
             let _ = (
                 unsqueeze(&tensor, dim),
                 flatten(&tensor, 0, dim),

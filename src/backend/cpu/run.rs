@@ -63,6 +63,8 @@ fn run_borrowed(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<
         }
         Op::Cumsum { dim } => one(super::cumsum(input()?, *dim)),
         Op::Diff { dim } => one(super::diff(input()?, *dim)),
+        Op::Sort { dim, descending } => super::sort(input()?, *dim, *descending),
+        Op::TopK { k, dim, largest } => super::topk(input()?, size(*k)?, *dim, *largest),
         Op::Reshape { shape } => one(super::reshape(input()?, &sizes(shape)?)),
         Op::Permute { dims } => one(super::permute(input()?, dims)),
         Op::Squeeze { dims } => squeeze(input()?, dims).map(|tensor| vec![tensor]),

@@ -12,7 +12,8 @@ use crate::graph::semantics as element;
 use crate::graph::shape::unary_dtype;
 
 /// `op` applied to every element, with the dtype rule of `graph::shape::unary_dtype`: float
-/// functions compute in `f32`; `neg`, `abs` and `relu` keep the dtype; `not` gives `bool`.
+/// functions compute in `f32`; `neg`, `abs` and `relu` keep the dtype; `not`, `isnan` and
+/// `isinf` give `bool` (the last two are false for every `i64` and `bool`).
 pub fn unary(op: UnaryOp, input: &Tensor) -> Result<Tensor> {
     unary_owned(op, input.clone())
 }
@@ -26,6 +27,16 @@ pub fn unary_owned(op: UnaryOp, input: Tensor) -> Result<Tensor> {
         (UnaryOp::Not, other) => {
             with_array!(&other, array => Tensor::from(map(&array.view(), |x| !x.to_bool())))
         }
+        (UnaryOp::IsNan | UnaryOp::IsInf, Tensor::F32(array)) => {
+            element::float_predicate!(
+                op,
+                |f| Tensor::from(map(&array.view(), f)),
+                unreachable!("only isnan and isinf reach here")
+            )
+        }
+        (UnaryOp::IsNan | UnaryOp::IsInf, other) => {
+            with_array!(&other, array => Tensor::from(map(&array.view(), |_| false)))
+        }
         (_, Tensor::Bool(array)) if !op.is_float_function() => Tensor::Bool(array),
         (_, Tensor::I64(array)) if !op.is_float_function() => {
             Tensor::I64(integer_keeping(op, array))
@@ -36,7 +47,7 @@ pub fn unary_owned(op: UnaryOp, input: Tensor) -> Result<Tensor> {
 
 /// The float functions, and `neg`, `abs` and `relu` on floats.
 fn float_unary(op: UnaryOp, array: ArcArray<f32, IxDyn>) -> ArcArray<f32, IxDyn> {
-    // `unary_owned` answers logical not itself; the last arm only completes the table.
+    // `unary_owned` answers the predicates itself; the last arm only completes the table.
     element::float_unary!(
         op,
         |f| map_reusing(array, f),
@@ -146,6 +157,22 @@ mod tests {
                 bools(&[3], &[true, false, false]),
             ),
             (Not, ints(&[2], &[0, -1]), bools(&[2], &[true, false])),
+            (
+                IsNan,
+                floats(&[4], &[nan, 1.0, f32::INFINITY, -0.0]),
+                bools(&[4], &[true, false, false, false]),
+            ),
+            (
+                IsInf,
+                floats(&[4], &[nan, 1.0, f32::INFINITY, f32::NEG_INFINITY]),
+                bools(&[4], &[false, false, true, true]),
+            ),
+            (
+                IsNan,
+                ints(&[2], &[0, i64::MAX]),
+                bools(&[2], &[false, false]),
+            ),
+            (IsInf, bools(&[1], &[true]), bools(&[1], &[false])),
             (
                 Not,
                 bools(&[2], &[true, false]),

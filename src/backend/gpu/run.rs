@@ -104,6 +104,8 @@ impl Gpu {
             }
             Op::Cumsum { dim } => one(self.cumsum(input()?, *dim)?),
             Op::Diff { dim } => one(self.diff(input()?, *dim)?),
+            Op::Sort { dim, descending } => self.sort(input()?, *dim, None, *descending),
+            Op::TopK { k, dim, largest } => self.sort(input()?, *dim, Some(size(*k)?), *largest),
             Op::IndexSelect { dim } => {
                 one(self.index_select(input()?, *dim, second(op, &inputs)?)?)
             }

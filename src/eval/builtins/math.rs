@@ -47,6 +47,14 @@ pub fn neg(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     unary(interpreter, args, "neg", UnaryOp::Neg)
 }
 
+pub fn isnan(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    unary(interpreter, args, "isnan", UnaryOp::IsNan)
+}
+
+pub fn isinf(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    unary(interpreter, args, "isinf", UnaryOp::IsInf)
+}
+
 /// The operand at `index`: a tensor or a number.
 fn operand(args: &Bound, index: usize) -> Result<Operand> {
     let value = args.required(index)?;
@@ -160,21 +168,34 @@ pub fn reduce_over(
     interpreter.apply_one(op, vec![Operand::Tensor(tensor)], args.span)
 }
 
-fn reduction_dims(
+/// The dims a reduction runs over: `None` for every dim (no argument, or an empty list, as
+/// in PyTorch), else distinct dims in range. Every reduction but `argmax` and `argmin` takes
+/// a list, whose indices would be ambiguous.
+pub fn reduction_dims(
     args: &Bound,
     index: usize,
     ndim: usize,
     op: ReduceOp,
 ) -> Result<Option<Vec<usize>>> {
     let span = args.span(index);
-    let many = matches!(
-        op,
-        ReduceOp::Sum | ReduceOp::Mean | ReduceOp::All | ReduceOp::Any
-    );
+    let many = !matches!(op, ReduceOp::Argmax | ReduceOp::Argmin);
     let dims = match args.get(index) {
         None => return Ok(None),
         Some(Value::Int(dim)) => vec![normalize_dim(*dim, ndim, span)?],
-        Some(Value::List(items)) if many => {
+        Some(Value::List(items)) if items.is_empty() && many => return Ok(None),
+        Some(Value::List(_)) if !many => {
+            let name = args.function();
+            return Err(error(
+                Code::TypeError,
+                span,
+                format!("{name}() takes one dim, not a list"),
+            )
+            .with_help(format!(
+                "flatten the dims first, e.g. x.flatten(0, 1).{name}(0)"
+            ))
+            .into());
+        }
+        Some(Value::List(items)) => {
             let mut dims = Vec::new();
             for item in items.iter() {
                 let Value::Int(dim) = item else {
@@ -235,6 +256,15 @@ pub fn argmax(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 
 pub fn argmin(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     reduce(interpreter, args, "argmin", ReduceOp::Argmin)
+}
+
+/// `amax(x, dim = …, keepdim = …)`: PyTorch's name for the largest values over any dims.
+pub fn amax(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    reduce(interpreter, args, "amax", ReduceOp::Max)
+}
+
+pub fn amin(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
+    reduce(interpreter, args, "amin", ReduceOp::Min)
 }
 
 pub fn cumsum(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {

@@ -6,8 +6,11 @@
 mod core;
 mod creation;
 mod data;
+mod fill;
 mod math;
+mod order;
 mod shape;
+mod variance;
 
 pub use creation::symbolic_tensor;
 pub use data::{check_list_values, scalar_value};
@@ -229,6 +232,11 @@ static TABLE: &[Def] = &[
     def("randn", Function, "*sizes", "A tensor of standard normal samples from the seeded generator.", creation::randn),
     def("load", Function, "path", "Reads a tensor from a NumPy .npy file (relative to the script's directory).", creation::load),
     def("save", Both, "x, path", "Writes a tensor to a NumPy .npy file (relative to the script's directory).", creation::save),
+    def("zeros_like", Function, "x, dtype = none", "Zeros of x's sizes, in x's dtype unless dtype is given.", fill::zeros_like),
+    def("ones_like", Function, "x, dtype = none", "Ones of x's sizes, in x's dtype unless dtype is given.", fill::ones_like),
+    def("full_like", Function, "x, fill_value, dtype = none", "fill_value in every element of a tensor of x's sizes and dtype (unless dtype is given).", fill::full_like_builtin),
+    def("randn_like", Function, "x, dtype = none", "Standard normal f32 samples of x's sizes.", fill::randn_like),
+    def("clone", Both, "x", "The tensor itself: values are immutable, so nothing is copied.", fill::clone),
     // properties
     def("size", Method, "x, dim = none", "The size of dimension dim, or the list of all sizes.", shape::size),
     def("numel", Both, "x", "The number of elements of a tensor.", shape::numel),
@@ -241,6 +249,9 @@ static TABLE: &[Def] = &[
     def("sigmoid", Both, "x", "1 / (1 + exp(-x)) for each element.", math::sigmoid),
     def("tanh", Both, "x", "The hyperbolic tangent of each element.", math::tanh),
     def("neg", Both, "x", "The negation of each element.", math::neg),
+    def("isnan", Both, "x", "Whether each element is NaN (a bool tensor).", math::isnan),
+    def("isinf", Both, "x", "Whether each element is infinite (a bool tensor).", math::isinf),
+    def("masked_fill", Both, "x, mask, value", "value where the bool mask is true, x elsewhere, in x's dtype.", fill::masked_fill),
     def("maximum", Both, "a, b", "The larger of a and b, elementwise with broadcasting.", math::maximum),
     def("minimum", Both, "a, b", "The smaller of a and b, elementwise with broadcasting.", math::minimum),
     def("where", Function, "condition, x, y", "x where condition is true, else y, elementwise with broadcasting.", math::where_),
@@ -250,14 +261,22 @@ static TABLE: &[Def] = &[
     def("to", Method, "x, dtype", "The tensor converted to dtype (f32, i64 or bool).", math::to),
     // reductions and scans
     def("sum", Both, "x, dim = none, keepdim = false", "The sum of the elements, over all dimensions or over dim (an int or a list).", math::sum),
-    def("mean", Both, "x, dim = none, keepdim = false", "The mean of the elements, over all dimensions or over dim.", math::mean),
-    def("prod", Both, "x, dim = none, keepdim = false", "The product of the elements, over all dimensions or over dim.", math::prod),
-    def("all", Both, "x, dim = none, keepdim = false", "Whether every element is true, over all dimensions or over dim.", math::all),
-    def("any", Both, "x, dim = none, keepdim = false", "Whether some element is true, over all dimensions or over dim.", math::any),
+    def("mean", Both, "x, dim = none, keepdim = false", "The mean of the elements, over all dimensions or over dim (an int or a list).", math::mean),
+    def("prod", Both, "x, dim = none, keepdim = false", "The product of the elements, over all dimensions or over dim (an int or a list).", math::prod),
+    def("all", Both, "x, dim = none, keepdim = false", "Whether every element is true, over all dimensions or over dim (an int or a list).", math::all),
+    def("any", Both, "x, dim = none, keepdim = false", "Whether some element is true, over all dimensions or over dim (an int or a list).", math::any),
     def("argmax", Both, "x, dim = none, keepdim = false", "The index of the largest element (the first on ties), flat or along dim.", math::argmax),
     def("argmin", Both, "x, dim = none, keepdim = false", "The index of the smallest element (the first on ties), flat or along dim.", math::argmin),
+    def("amax", Both, "x, dim = none, keepdim = false", "The largest element, over all dimensions or over dim (an int or a list).", math::amax),
+    def("amin", Both, "x, dim = none, keepdim = false", "The smallest element, over all dimensions or over dim (an int or a list).", math::amin),
+    def("var", Both, "x, dim = none, unbiased = none, keepdim = false, correction = none", "The variance over all dimensions or over dim, divided by count - correction (1 unless given).", variance::var),
+    def("std", Both, "x, dim = none, unbiased = none, keepdim = false, correction = none", "The standard deviation: the square root of var with the same arguments.", variance::std),
     def("cumsum", Both, "x, dim", "Running sums along dim.", math::cumsum),
     def("diff", Both, "x, dim = -1", "Differences of neighbouring elements along dim (one shorter).", math::diff),
+    // sorting
+    def("sort", Both, "x, dim = -1, descending = false, stable = false", "[values, indices] sorted along dim; stable, NaN above every number.", order::sort),
+    def("argsort", Both, "x, dim = -1, descending = false, stable = false", "The indices that sort x along dim (stable).", order::argsort),
+    def("topk", Both, "x, k, dim = -1, largest = true, sorted = true", "[values, indices] of the k largest (or smallest) along dim, in order.", order::topk),
     def("matmul", Both, "a, b", "The matrix product a @ b (batched and broadcast like PyTorch).", math::matmul),
     // shape
     def("reshape", Both, "x, *shape", "The same elements in a new shape; one size may be -1.", shape::reshape),

@@ -263,13 +263,19 @@ impl Interpreter {
         &mut self,
         function: &Rc<Function>,
     ) -> (Result<Traced>, Vec<Diagnostic>) {
-        let tracer = Tracer::new(function.name(), true);
+        let mut tracer = Tracer::new(function.name(), true);
+        if self.options.record_types {
+            tracer.recording = Some(super::trace::Recording::default());
+        }
         let span = function.def.name.span;
         let (result, mut tracer) = self.with_tracer(tracer, |this| {
             let arguments = this.arguments_from_annotations(function)?;
             let value = this.call_with_values(function, arguments, span)?;
             this.output_of(&value, span)
         });
+        if let Some(facts) = tracer.render_facts(&function.qualified_name(), &self.sources) {
+            self.trace_facts.push(facts);
+        }
         let notes = std::mem::take(&mut tracer.notes);
         let traced = result.and_then(|output| self.finish(output, *tracer, span));
         (traced, notes)

@@ -14,6 +14,7 @@
 //!   graph's output.
 
 mod branches;
+mod facts;
 mod inputs;
 mod outputs;
 mod record;
@@ -23,6 +24,8 @@ mod symbolic;
 
 use std::collections::HashMap;
 
+pub(in crate::eval) use facts::Became;
+pub use facts::{CheckFact, Recording, TraceFacts, TypeFact};
 pub use inputs::{DynamicPolicy, TraceRequest};
 pub use sizes::TraceSizes;
 pub use symbolic::Ask;
@@ -64,6 +67,8 @@ pub struct Tracer {
     /// For a symbol made inside a function the traced code called (a std function, a
     /// helper), that call: an origin note names it, so the user sees what they called.
     pub origin_calls: HashMap<SymbolId, Frame>,
+    /// Types and check outcomes for editors, when the interpreter records them.
+    pub recording: Option<Recording>,
 }
 
 impl Tracer {
@@ -81,6 +86,7 @@ impl Tracer {
             call_base: 0,
             globals: Vec::new(),
             origin_calls: HashMap::new(),
+            recording: None,
         }
     }
 
@@ -187,9 +193,10 @@ impl Tracer {
 
     /// Emits a node for every runtime assert the environment recorded since the last call,
     /// with `message`.
-    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) {
+    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) -> Vec<ExprId> {
         let asserts = self.graph.env.runtime_asserts()[self.asserts_seen..].to_vec();
         self.asserts_seen += asserts.len();
+        let conditions = asserts.iter().map(|recorded| recorded.cond).collect();
         for recorded in asserts {
             self.push(
                 NodeKind::Assert {
@@ -202,6 +209,7 @@ impl Tracer {
                 trace.to_vec(),
             );
         }
+        conditions
     }
 
     /// Appends an operation node, or returns the identical pure node recorded before.

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::Became;
 use super::sizes::TraceSizes;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
@@ -289,6 +290,7 @@ impl Interpreter {
         let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
         if hintless && self.env().unbacked_symbols(cond).is_empty() {
             if self.env().assume(cond).unwrap_or(true) {
+                self.record_check(span, Became::Guard(Some(cond)));
                 return Ok(());
             }
             let text = render(&message(self)?, self);
@@ -360,7 +362,14 @@ impl Interpreter {
         let outcome = run(self.env());
         self.flush_logs();
         match outcome {
-            Ok(CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true)) => Ok(()),
+            Ok(CheckOutcome::AlreadyTrue) => {
+                self.record_check(span, Became::Proved);
+                Ok(())
+            }
+            Ok(CheckOutcome::Guarded(true)) => {
+                self.record_check(span, Became::Guard(None));
+                Ok(())
+            }
             Ok(CheckOutcome::False | CheckOutcome::Guarded(false)) => {
                 let template = message(self)?;
                 Err(self.refuted_check(template, span))
@@ -368,7 +377,10 @@ impl Interpreter {
             Ok(CheckOutcome::Learned) => {
                 let template = message(self)?;
                 let frames = self.node_trace();
-                self.tracer_mut().emit_asserts(&template, span, &frames);
+                let conditions = self.tracer_mut().emit_asserts(&template, span, &frames);
+                for cond in conditions {
+                    self.record_check(span, Became::RuntimeAssert(cond));
+                }
                 Ok(())
             }
             Ok(CheckOutcome::Error(error)) => {
@@ -414,6 +426,7 @@ impl Interpreter {
         span: Span,
         located: Option<&crate::eval::stmt::Predicate>,
     ) {
+        self.record_check(span, Became::DeviceAssert);
         let frames = self.node_trace();
         let tracer = self.tracer_mut();
         let value = tracer.tensor_arg(condition, span);

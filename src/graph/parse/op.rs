@@ -28,7 +28,7 @@ const BINARY: [BinaryOp; 17] = [
     BinaryOp::Minimum,
 ];
 
-const UNARY: [UnaryOp; 9] = [
+const UNARY: [UnaryOp; 11] = [
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Exp,
@@ -38,6 +38,8 @@ const UNARY: [UnaryOp; 9] = [
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
     UnaryOp::Not,
+    UnaryOp::IsNan,
+    UnaryOp::IsInf,
 ];
 
 const REDUCE: [ReduceOp; 9] = [
@@ -87,6 +89,15 @@ pub fn prototype(name: &str) -> Option<Op> {
         },
         "cumsum" => Op::Cumsum { dim: 0 },
         "diff" => Op::Diff { dim: 0 },
+        "sort" => Op::Sort {
+            dim: 0,
+            descending: false,
+        },
+        "topk" => Op::TopK {
+            k: Dim::ZERO,
+            dim: 0,
+            largest: true,
+        },
         "reshape" => Op::Reshape { shape: Vec::new() },
         "permute" => Op::Permute { dims: Vec::new() },
         "squeeze" => Op::Squeeze { dims: Vec::new() },
@@ -152,6 +163,17 @@ pub fn complete(
         Op::Reduce { op, .. } => reduce(op, items),
         Op::Cumsum { .. } => items.operand_and_dim(|dim| Op::Cumsum { dim }),
         Op::Diff { .. } => items.operand_and_dim(|dim| Op::Diff { dim }),
+        Op::Sort { .. } => {
+            let descending = items.flag("descending", false)?;
+            items.operand_and_dim(|dim| Op::Sort { dim, descending })
+        }
+        Op::TopK { .. } => {
+            let largest = items.flag("largest", true)?;
+            let operand = items.operand()?;
+            let k = items.dim()?;
+            let dim = items.index()?;
+            items.done(Op::TopK { k, dim, largest }, vec![operand])
+        }
         Op::Unsqueeze { .. } => items.operand_and_dim(|dim| Op::Unsqueeze { dim }),
         Op::Cat { .. } => items.operands_and_dim(|dim| Op::Cat { dim }),
         Op::Stack { .. } => items.operands_and_dim(|dim| Op::Stack { dim }),
@@ -200,11 +222,7 @@ fn clamp(mut items: Items) -> Result<(Op, Vec<Arg>), String> {
 fn reduce(op: ReduceOp, mut items: Items) -> Result<(Op, Vec<Arg>), String> {
     let operand = items.operand()?;
     let dims = items.keyword("dims").map(indices).transpose()?;
-    let keepdim = match items.keyword("keepdim") {
-        Some(Item::Arg(Arg::Bool(value))) => value,
-        Some(_) => return Err("keepdim is true or false".to_string()),
-        None => false,
-    };
+    let keepdim = items.flag("keepdim", false)?;
     items.done(Op::Reduce { op, dims, keepdim }, vec![operand])
 }
 
@@ -341,6 +359,15 @@ impl Items {
                 })
                 .collect(),
             _ => Err("expected a list of tensors".to_string()),
+        }
+    }
+
+    /// Removes `name=true` or `name=false`, wherever it is; `default` when absent.
+    fn flag(&mut self, name: &str, default: bool) -> Result<bool, String> {
+        match self.keyword(name) {
+            Some(Item::Arg(Arg::Bool(value))) => Ok(value),
+            Some(_) => Err(format!("{name} is true or false")),
+            None => Ok(default),
         }
     }
 

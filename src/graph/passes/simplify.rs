@@ -54,6 +54,8 @@ fn identity_input(graph: &Graph, node: &Node) -> Option<ValueRef> {
         | Op::Reduce { .. }
         | Op::Cumsum { .. }
         | Op::Diff { .. }
+        | Op::Sort { .. }
+        | Op::TopK { .. }
         | Op::Unsqueeze { .. }
         | Op::Cat { .. }
         | Op::Stack { .. }

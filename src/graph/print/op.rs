@@ -51,6 +51,25 @@ pub fn arguments(op: &Op, arguments: &[Arg], graph: &Graph) -> String {
         Op::Cumsum { dim: d } | Op::Diff { dim: d } | Op::Unsqueeze { dim: d } => {
             parts.push(d.to_string());
         }
+        Op::Sort {
+            dim: d,
+            descending,
+        } => {
+            parts.push(d.to_string());
+            if *descending {
+                parts.push("descending=true".to_string());
+            }
+        }
+        Op::TopK {
+            k,
+            dim: d,
+            largest,
+        } => {
+            parts.extend([dim(*k, env), d.to_string()]);
+            if !*largest {
+                parts.push("largest=false".to_string());
+            }
+        }
         Op::Randn { shape } | Op::Reshape { shape } | Op::Expand { shape } => {
             parts.push(dims(shape, env));
         }

@@ -75,7 +75,7 @@ pub fn binary(op: BinaryOp, a: &Meta, b: &Meta, sizes: &mut dyn Sizes) -> RuleRe
 /// The dtype a unary operation produces.
 pub fn unary_dtype(op: UnaryOp, input: DType) -> RuleResult<DType> {
     Ok(match op {
-        UnaryOp::Not => DType::Bool,
+        _ if op.is_predicate() => DType::Bool,
         UnaryOp::Neg if input == DType::Bool => {
             return Err(RuleError::type_error("cannot negate a bool tensor")
                 .with_help("use `not x` for logical negation"));

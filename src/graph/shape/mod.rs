@@ -14,6 +14,7 @@ mod elementwise;
 mod index;
 mod layout;
 mod reduce;
+mod sort;
 
 pub use elementwise::{binary_dtype, broadcast, unary_dtype};
 pub use index::python_slice_length;
@@ -335,6 +336,8 @@ pub fn infer(op: &mut Op, inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<
         )?),
         Op::Cumsum { .. } => one(reduce::cumsum(&inputs[0])),
         Op::Diff { dim } => one(reduce::diff(*dim, &inputs[0], sizes)?),
+        Op::Sort { .. } => Ok(sort::sort(&inputs[0])),
+        Op::TopK { k, dim, .. } => sort::topk(&inputs[0], *k, *dim, sizes),
         Op::MatMul => one(elementwise::matmul(&inputs[0], &inputs[1], sizes)?),
         Op::Index { items } => one(index::index(items, inputs, sizes)?),
         Op::Narrow { dim, start, length } => {

@@ -28,7 +28,12 @@ pub fn check_form(op: &Op, inputs: &[Meta]) -> Result<(), String> {
             dims.iter().flatten().try_for_each(|d| within(*d, rank))?;
             distinct(dims.as_deref().unwrap_or_default())
         }
-        Op::Cumsum { dim } | Op::Diff { dim } | Op::Narrow { dim, .. } | Op::Split { dim, .. } => {
+        Op::Cumsum { dim }
+        | Op::Diff { dim }
+        | Op::Narrow { dim, .. }
+        | Op::Split { dim, .. }
+        | Op::Sort { dim, .. }
+        | Op::TopK { dim, .. } => {
             count(inputs, 1)?;
             within(*dim, rank)
         }

@@ -47,7 +47,11 @@ pub(crate) fn unary(op: crate::graph::op::UnaryOp, a: &View<'_>, out: &mut Slot)
         DType::F32 => element::float_unary!(
             op,
             |f| map1(a.side::<f32>(), out, f),
-            map1(a.side::<f32>(), out, |x| x == 0.0)
+            element::float_predicate!(
+                op,
+                |f| map1(a.side::<f32>(), out, f),
+                map1(a.side::<f32>(), out, |x| x == 0.0)
+            )
         ),
         DType::I64 => element::int_unary!(
             op,

@@ -234,6 +234,11 @@ fn unary(module: &mut Module, op: UnaryOp, dtype: DType, a: &str) -> Result<Stri
         (DType::F32, UnaryOp::Tanh) => call(module, "tanh_f32"),
         (DType::I64, UnaryOp::Relu) => format!("max({a}, 0li)"),
         (DType::Bool, UnaryOp::Not) => format!("!{a}"),
+        // The predicates read an `f32` operand (the fusion builder casts to it).
+        (DType::Bool, UnaryOp::IsNan) => call(module, "is_nan"),
+        (DType::Bool, UnaryOp::IsInf) => {
+            format!("((bitcast<u32>({a}) & 0x7fffffffu) == 0x7f800000u)")
+        }
         (dtype, op) => return Err(format!("no {} on {dtype}", op.name())),
     })
 }

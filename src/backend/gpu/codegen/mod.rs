@@ -15,6 +15,7 @@ pub mod gather;
 pub mod matmul;
 pub mod reduce;
 pub mod scan;
+pub mod sort;
 mod wgsl;
 
 pub use wgsl::{storage_type, workgroup_size};

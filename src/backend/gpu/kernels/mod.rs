@@ -8,6 +8,7 @@ mod layout;
 mod matmul;
 mod reduce;
 mod scan;
+mod sort;
 
 pub(crate) use elementwise::identity;
 pub(crate) use layout::Walk;

@@ -302,14 +302,18 @@ impl Builder<'_> {
     }
 
     /// A unary op as the unary kernel computes it: logical not of anything non-bool is not
-    /// of its truth value; `neg`, `abs` and `relu` leave bools alone; float functions
-    /// compute in `f32`.
+    /// of its truth value; `isnan` and `isinf` test the `f32` value (never true for an int
+    /// or bool); `neg`, `abs` and `relu` leave bools alone; float functions compute in `f32`.
     fn unary(&mut self, op: UnaryOp, a: usize) -> usize {
         let dtype = self.dtype(a);
         let domain = self.domain(a);
         match (op, dtype) {
             (UnaryOp::Not, _) => {
                 let a = self.cast(a, DType::Bool);
+                self.push(InstrKind::Unary(op, a), DType::Bool, domain)
+            }
+            (UnaryOp::IsNan | UnaryOp::IsInf, _) => {
+                let a = self.cast(a, DType::F32);
                 self.push(InstrKind::Unary(op, a), DType::Bool, domain)
             }
             (_, DType::Bool) if !op.is_float_function() => a,

@@ -1,0 +1,192 @@
+//! Sorting along one dim: `sort` and `topk`.
+//!
+//! Both are stable: equal elements keep their order (a `topk` tie goes to the lower
+//! position), `-0.0` equals `0.0`, and `NaN` sorts above every number, so it comes last
+//! ascending and first descending, as in PyTorch. Each element becomes an order-preserving
+//! unsigned key (`graph::semantics`), packed with its position along the line into one
+//! integer; sorting those integers orders by key, then by position, which is exactly a
+//! stable sort, and the integers are distinct, so `topk` can select the first `k` in linear
+//! time before sorting only those.
+//!
+//! The sorted dim is moved last (a copy unless it already is), so each line is contiguous:
+//! many lines are sorted in parallel, one each; a single long line is sorted with a parallel
+//! sort.
+
+use ndarray::{ArcArray, ArrayD, IxDyn};
+use rayon::prelude::*;
+
+use super::elementwise::PARALLEL_THRESHOLD;
+use super::error::{KernelError, Result, check_dim};
+use super::tensor::{Element, Tensor};
+use crate::graph::semantics as element;
+
+/// Sorts along `dim`: the values and their `i64` positions.
+pub fn sort(input: &Tensor, dim: usize, descending: bool) -> Result<Vec<Tensor>> {
+    select(input, dim, None, descending)
+}
+
+/// The `k` largest (`largest`) or smallest elements along `dim`, in sorted order, and their
+/// positions. `k` must not exceed the dim's size.
+pub fn topk(input: &Tensor, k: usize, dim: usize, largest: bool) -> Result<Vec<Tensor>> {
+    select(input, dim, Some(k), largest)
+}
+
+fn select(input: &Tensor, dim: usize, k: Option<usize>, descending: bool) -> Result<Vec<Tensor>> {
+    check_dim(dim, input.ndim())?;
+    let size = input.shape()[dim];
+    let keep = k.unwrap_or(size);
+    if keep > size {
+        return Err(KernelError::Shape(format!(
+            "topk() needs k <= {size}, the size of dimension {dim}, got k = {keep}"
+        )));
+    }
+    let (values, indices) = match input {
+        Tensor::F32(array) => by_lines(array, dim, keep, descending)?,
+        Tensor::I64(array) => by_lines(array, dim, keep, descending)?,
+        Tensor::Bool(array) => by_lines(array, dim, keep, descending)?,
+    };
+    Ok(vec![values, indices])
+}
+
+/// An element type with a sort key packed beside a position.
+trait SortKey: Element {
+    /// Key in the high bits, position in the low ones: distinct, ordered as a stable sort.
+    type Packed: Ord + Copy + Send + Sync + Default;
+    fn pack(self, position: usize, descending: bool) -> Self::Packed;
+    fn position(packed: Self::Packed) -> usize;
+}
+
+impl SortKey for f32 {
+    type Packed = u64;
+
+    fn pack(self, position: usize, descending: bool) -> u64 {
+        let key = element::sort_key_f32(self);
+        let key = if descending { !key } else { key };
+        (u64::from(key) << 32) | position as u64
+    }
+
+    fn position(packed: u64) -> usize {
+        (packed & 0xFFFF_FFFF) as usize
+    }
+}
+
+impl SortKey for i64 {
+    type Packed = u128;
+
+    fn pack(self, position: usize, descending: bool) -> u128 {
+        let key = element::sort_key_i64(self);
+        let key = if descending { !key } else { key };
+        (u128::from(key) << 64) | position as u128
+    }
+
+    fn position(packed: u128) -> usize {
+        (packed & u128::from(u64::MAX)) as usize
+    }
+}
+
+impl SortKey for bool {
+    type Packed = u64;
+
+    fn pack(self, position: usize, descending: bool) -> u64 {
+        (u64::from(self != descending) << 32) | position as u64
+    }
+
+    fn position(packed: u64) -> usize {
+        (packed & 0xFFFF_FFFF) as usize
+    }
+}
+
+/// Sorts every line along `dim`, keeping the first `keep` of each.
+fn by_lines<T: SortKey>(
+    array: &ArcArray<T, IxDyn>,
+    dim: usize,
+    keep: usize,
+    descending: bool,
+) -> Result<(Tensor, Tensor)> {
+    let ndim = array.ndim();
+    // The sorted dim last, the others in order; `restore` puts it back.
+    let order: Vec<usize> = (0..ndim).filter(|d| *d != dim).chain([dim]).collect();
+    let mut restore = vec![0; ndim];
+    for (position, axis) in order.iter().enumerate() {
+        restore[*axis] = position;
+    }
+    let moved = array.view().permuted_axes(IxDyn(&order));
+    let contiguous = moved.as_standard_layout();
+    let data = contiguous
+        .as_slice()
+        .ok_or_else(|| KernelError::Value("a sorted line is not contiguous".into()))?;
+    let size = array.shape()[dim];
+    let lines = data.len().checked_div(size).unwrap_or(0);
+    let mut values = vec![T::default(); lines * keep];
+    let mut indices = vec![0i64; lines * keep];
+    if keep > 0 {
+        let one_long_line = lines < 4 && size >= PARALLEL_THRESHOLD;
+        let each = |buffer: &mut Vec<T::Packed>, (line, (values, indices))| {
+            sort_line(line, values, indices, descending, one_long_line, buffer);
+        };
+        if data.len() >= PARALLEL_THRESHOLD && !one_long_line {
+            data.par_chunks(size)
+                .zip(
+                    values
+                        .par_chunks_mut(keep)
+                        .zip(indices.par_chunks_mut(keep)),
+                )
+                .for_each_init(Vec::new, each);
+        } else {
+            let mut buffer = Vec::new();
+            data.chunks(size)
+                .zip(values.chunks_mut(keep).zip(indices.chunks_mut(keep)))
+                .for_each(|item| each(&mut buffer, item));
+        }
+    }
+    let mut shape: Vec<usize> = order.iter().map(|axis| array.shape()[*axis]).collect();
+    shape[ndim - 1] = keep;
+    Ok((
+        Tensor::from(restored(values, &shape, &restore)?),
+        Tensor::from(restored(indices, &shape, &restore)?),
+    ))
+}
+
+/// `elements` of the moved `shape`, with the sorted dim put back where it was.
+fn restored<E: Element>(elements: Vec<E>, shape: &[usize], restore: &[usize]) -> Result<ArrayD<E>> {
+    ArrayD::from_shape_vec(IxDyn(shape), elements)
+        .map(|array| array.permuted_axes(IxDyn(restore)))
+        .map_err(|error| KernelError::Value(error.to_string()))
+}
+
+/// Sorts one contiguous line into `values` and `indices` (as many as they hold).
+fn sort_line<T: SortKey>(
+    line: &[T],
+    values: &mut [T],
+    indices: &mut [i64],
+    descending: bool,
+    parallel: bool,
+    packed: &mut Vec<T::Packed>,
+) {
+    packed.clear();
+    packed.extend(
+        line.iter()
+            .enumerate()
+            .map(|(position, value)| value.pack(position, descending)),
+    );
+    let keep = values.len();
+    if keep < packed.len() {
+        // The keys are distinct, so the first `keep` after selection are exactly the
+        // first `keep` of the full sort.
+        packed.select_nth_unstable(keep - 1);
+        packed.truncate(keep);
+    }
+    if parallel {
+        packed.par_sort_unstable();
+    } else {
+        packed.sort_unstable();
+    }
+    for ((key, value), index) in packed.iter().zip(values).zip(indices) {
+        let position = T::position(*key);
+        *value = line[position];
+        *index = position as i64;
+    }
+}
+
+#[cfg(test)]
+mod tests;

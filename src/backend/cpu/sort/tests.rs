@@ -1,0 +1,89 @@
+use super::*;
+use crate::backend::cpu::testing::{assert_same, bools, floats, ints};
+
+fn sorted(input: &Tensor, dim: usize, descending: bool) -> (Tensor, Tensor) {
+    let mut outputs = sort(input, dim, descending).unwrap().into_iter();
+    (outputs.next().unwrap(), outputs.next().unwrap())
+}
+
+#[test]
+fn sorting_is_stable_with_nan_above_every_number() {
+    let nan = f32::NAN;
+    let x = floats(&[8], &[3.0, nan, 1.0, 2.0, nan, 1.0, -0.0, 0.0]);
+    let (values, indices) = sorted(&x, 0, false);
+    assert_same(
+        &values,
+        &floats(&[8], &[-0.0, 0.0, 1.0, 1.0, 2.0, 3.0, nan, nan]),
+    );
+    assert_same(&indices, &ints(&[8], &[6, 7, 2, 5, 3, 0, 1, 4]));
+    let (values, indices) = sorted(&x, 0, true);
+    assert_same(
+        &values,
+        &floats(&[8], &[nan, nan, 3.0, 2.0, 1.0, 1.0, -0.0, 0.0]),
+    );
+    assert_same(&indices, &ints(&[8], &[1, 4, 0, 3, 2, 5, 6, 7]));
+}
+
+#[test]
+fn sorting_along_any_dim_of_every_dtype() {
+    let x = ints(&[2, 2], &[3, 1, 2, 2]);
+    let (values, indices) = sorted(&x, 0, false);
+    assert_same(&values, &ints(&[2, 2], &[2, 1, 3, 2]));
+    assert_same(&indices, &ints(&[2, 2], &[1, 0, 0, 1]));
+    let (values, indices) = sorted(&x, 1, true);
+    assert_same(&values, &ints(&[2, 2], &[3, 1, 2, 2]));
+    assert_same(&indices, &ints(&[2, 2], &[0, 1, 0, 1]));
+    let extremes = ints(&[3], &[i64::MAX, i64::MIN, -1]);
+    assert_same(
+        &sorted(&extremes, 0, false).0,
+        &ints(&[3], &[i64::MIN, -1, i64::MAX]),
+    );
+    let flags = bools(&[3], &[true, false, true]);
+    let (values, indices) = sorted(&flags, 0, false);
+    assert_same(&values, &bools(&[3], &[false, true, true]));
+    assert_same(&indices, &ints(&[3], &[1, 0, 2]));
+    let (values, _) = sorted(&flags, 0, true);
+    assert_same(&values, &bools(&[3], &[true, true, false]));
+}
+
+#[test]
+fn top_k_selects_then_sorts() {
+    let nan = f32::NAN;
+    let x = floats(&[2, 4], &[1.0, 4.0, 4.0, nan, 0.5, -1.0, 2.0, 2.0]);
+    let outputs = topk(&x, 2, 1, true).unwrap();
+    assert_same(&outputs[0], &floats(&[2, 2], &[nan, 4.0, 2.0, 2.0]));
+    assert_same(&outputs[1], &ints(&[2, 2], &[3, 1, 2, 3]));
+    let outputs = topk(&x, 1, 0, false).unwrap();
+    assert_same(&outputs[0], &floats(&[1, 4], &[0.5, -1.0, 2.0, 2.0]));
+    assert_same(&outputs[1], &ints(&[1, 4], &[1, 1, 1, 1]));
+    let none = topk(&x, 0, 1, true).unwrap();
+    assert_same(&none[0], &floats(&[2, 0], &[]));
+    assert!(matches!(topk(&x, 5, 1, true), Err(KernelError::Shape(_))));
+    assert!(sort(&x, 2, false).is_err());
+}
+
+#[test]
+fn empty_and_long_lines() {
+    let empty = floats(&[0, 3], &[]);
+    assert_same(&sorted(&empty, 0, false).0, &empty);
+    assert_same(&sorted(&empty, 1, true).1, &ints(&[0, 3], &[]));
+    // A line long enough for the parallel sort, and many lines sorted in parallel, agree
+    // with a sequential stable sort.
+    let count = 3 * PARALLEL_THRESHOLD;
+    let data: Vec<f32> = (0..count).map(|i| ((i * 7919) % 1000) as f32).collect();
+    let mut expected: Vec<(usize, f32)> = data.iter().copied().enumerate().collect();
+    expected.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let long = Tensor::from_vec(&[count], data.clone()).unwrap();
+    let (values, indices) = sorted(&long, 0, false);
+    let want_values: Vec<f32> = expected.iter().map(|(_, v)| *v).collect();
+    let want_indices: Vec<i64> = expected.iter().map(|(i, _)| *i as i64).collect();
+    assert_same(&values, &Tensor::from_vec(&[count], want_values).unwrap());
+    assert_same(&indices, &Tensor::from_vec(&[count], want_indices).unwrap());
+    let rows = Tensor::from_vec(&[count / 16, 16], data).unwrap();
+    let (values, _) = sorted(&rows, 1, true);
+    let values = values.as_f32().unwrap();
+    for row in values.outer_iter() {
+        let row: Vec<f32> = row.iter().copied().collect();
+        assert!(row.windows(2).all(|pair| pair[0] >= pair[1]), "{row:?}");
+    }
+}
