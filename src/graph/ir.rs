@@ -132,6 +132,8 @@ pub enum NodeKind {
     DeviceAssert {
         message: Template,
         scalar: bool,
+        /// For `check all(...)`: how to name the first element that failed (see [`Located`]).
+        located: Option<Located>,
     },
     /// `print` inside compiled code.
     Print {
@@ -143,6 +145,15 @@ pub enum NodeKind {
         then_branch: Box<Graph>,
         else_branch: Box<Graph>,
     },
+}
+
+/// How a failed `check all(P)` names its first failing element (`a[1] = -2.0`): `P` is
+/// `op(args[1], args[2])` for a comparison `op`, or `args[1]` itself; `names` are how the
+/// user wrote those arguments. Only a failing check computes `P` again, from these.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Located {
+    pub op: Option<BinaryOp>,
+    pub names: Vec<String>,
 }
 
 impl NodeKind {

@@ -28,7 +28,7 @@ use super::ir::{Graph, NodeKind};
 
 pub use cse::eliminate_common_subexpressions;
 pub use dce::eliminate_dead_code;
-pub use fuse::{FusionPolicy, fuse};
+pub use fuse::{FusionPolicy, fuse, single};
 pub use simplify::simplify;
 
 /// A pass rewrites a graph in place.
