@@ -181,10 +181,21 @@ impl ReduceOp {
 }
 
 /// A host number that is an attribute of an op: an int (possibly a symbolic size) or a float.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Floats compare by their bits, as [`crate::graph::ir::Arg`] does.
+#[derive(Clone, Copy, Debug)]
 pub enum Number {
     Int(Dim),
     Float(f64),
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Number) -> bool {
+        match (self, other) {
+            (Number::Int(a), Number::Int(b)) => a == b,
+            (Number::Float(a), Number::Float(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
 }
 
 /// One item of a canonical index expression `x[…]`. Tensor indices (masks and index tensors)
