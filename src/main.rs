@@ -10,6 +10,7 @@ use tsl::graph::passes::FusionPolicy;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use tsl::backend::DeviceKind;
 use tsl::diag::render::{self, Format};
 use tsl::diag::{Code, Diagnostic};
 use tsl::eval::{Interpreter, LogChannels, Options, Output, Status, limits};
@@ -81,9 +82,9 @@ struct RunOptions {
     /// After the run, print a table of the time spent in each compiled function and kernel.
     #[arg(long)]
     profile: bool,
-    /// Where compiled functions run.
-    #[arg(long, value_enum, default_value_t = Device::Cpu)]
-    device: Device,
+    /// Where eager code and compiled functions run [default: $TSL_DEVICE, else cpu].
+    #[arg(long, value_enum)]
+    device: Option<Device>,
 }
 
 impl RunOptions {
@@ -92,10 +93,7 @@ impl RunOptions {
         RunOptions {
             eager: self.eager || before.eager,
             profile: self.profile || before.profile,
-            device: match (self.device, before.device) {
-                (Device::Cpu, earlier) => earlier,
-                (later, _) => later,
-            },
+            device: self.device.or(before.device),
         }
     }
 }
@@ -291,7 +289,12 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
     let Some(options) = interpreter_options(options, format) else {
         return Status::Failed;
     };
+    let device = options.device;
     let mut interpreter = Interpreter::new(options, Box::new(Terminal::new(format)));
+    if let Err(diagnostic) = interpreter.use_device(device) {
+        interpreter.report(&diagnostic);
+        return Status::Failed;
+    }
     let status = interpreter.reporting_panics(|interpreter| interpreter.run_file(file));
     if let Some(profile) = interpreter.profile() {
         if profile.is_empty() {
@@ -306,19 +309,30 @@ fn run_on_this_thread(file: &Path, options: &RunOptions, format: Format) -> Stat
 /// The interpreter's options, or `None` after reporting why the command line's cannot be used.
 fn interpreter_options(options: &RunOptions, format: Format) -> Option<Options> {
     let mut output = Terminal::new(format);
-    if let Device::Gpu = options.device {
-        let unavailable = Diagnostic::without_span(
-            Code::InputError,
-            "`--device gpu` is not available in this build",
-        )
-        .with_help("run with `--device cpu` (the default)");
-        output.diagnostic(&SourceMap::new(), &unavailable);
-        return None;
-    }
+    let device = match options.device {
+        Some(Device::Cpu) => DeviceKind::Cpu,
+        Some(Device::Gpu) => DeviceKind::Gpu,
+        None => match std::env::var("TSL_DEVICE") {
+            Ok(name) if !name.trim().is_empty() => match DeviceKind::parse(&name) {
+                Some(kind) => kind,
+                None => {
+                    let bad = Diagnostic::without_span(
+                        Code::InputError,
+                        format!("TSL_DEVICE={name} names no device"),
+                    )
+                    .with_help("set TSL_DEVICE to `cpu` or `gpu`, or unset it");
+                    output.diagnostic(&SourceMap::new(), &bad);
+                    return None;
+                }
+            },
+            _ => DeviceKind::Cpu,
+        },
+    };
     Some(Options {
         eager: options.eager,
         profile: options.profile,
         log: log_channels(&mut output),
+        device,
         ..Options::default()
     })
 }

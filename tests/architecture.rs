@@ -111,6 +111,20 @@ fn the_executor_and_the_interpreter_reach_kernels_only_through_the_device_trait(
 }
 
 #[test]
+fn only_the_gpu_backend_imports_wgpu_and_naga() {
+    let users: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|file| !file.starts_with(src().join("backend/gpu")))
+        .filter(|file| {
+            let text = std::fs::read_to_string(file).expect("reading a source file");
+            text.contains("wgpu::") || text.contains("naga::")
+        })
+        .map(|file| file.display().to_string())
+        .collect();
+    assert_eq!(users, Vec::<String>::new());
+}
+
+#[test]
 fn only_the_renderer_imports_ariadne() {
     let users: Vec<String> = rust_files(&src())
         .into_iter()

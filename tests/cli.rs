@@ -136,12 +136,76 @@ fn help_version_and_explain() {
     assert!(stdout(&explain).contains("check u0 * 2 == u1 * 3"));
 }
 
+/// `tsl` with extra environment variables.
+fn tsl_with(args: &[&str], environment: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tsl"))
+        .args(args)
+        .envs(environment.iter().copied())
+        .env("NO_COLOR", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("running tsl")
+}
+
 #[test]
-fn the_gpu_device_is_reported_unavailable() {
+fn a_missing_vulkan_driver_is_an_input_error_with_the_fix() {
+    // A Vulkan loader told to use a driver file that does not exist finds no adapter, as a
+    // machine without a driver does (and a machine without a loader behaves the same).
     let path = script("gpu.tsl", "print(1)\n");
-    let output = tsl(&["run", path.to_str().unwrap(), "--device", "gpu"]);
+    let missing = [
+        ("VK_ICD_FILENAMES", "/nonexistent/icd.json"),
+        ("VK_DRIVER_FILES", "/nonexistent/icd.json"),
+    ];
+    let output = tsl_with(
+        &["run", path.to_str().unwrap(), "--device", "gpu"],
+        &missing,
+    );
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("error[input-error]"));
+    let message = stderr(&output);
+    assert!(
+        message.contains("error[input-error]: no GPU adapter found"),
+        "{message}"
+    );
+    assert!(message.contains("mesa-vulkan-drivers"), "{message}");
+    assert_eq!(stdout(&output), "", "nothing runs without the device");
+}
+
+#[test]
+fn the_device_comes_from_tsl_device_and_a_bad_name_is_refused() {
+    let path = script("device.tsl", "print(1)\n");
+    let path = path.to_str().unwrap();
+    let output = tsl_with(&["run", path], &[("TSL_DEVICE", "tpu")]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("TSL_DEVICE=tpu names no device"));
+    let output = tsl_with(&["run", path], &[("TSL_DEVICE", "cpu")]);
+    assert_eq!(stdout(&output), "1\n");
+    let missing = [
+        ("VK_ICD_FILENAMES", "/nonexistent/icd.json"),
+        ("VK_DRIVER_FILES", "/nonexistent/icd.json"),
+        ("TSL_DEVICE", "gpu"),
+    ];
+    let output = tsl_with(&["run", path], &missing);
+    assert!(
+        stderr(&output).contains("no GPU adapter found"),
+        "TSL_DEVICE=gpu is used"
+    );
+    let output = tsl_with(&["run", path, "--device", "cpu"], &missing);
+    assert_eq!(stdout(&output), "1\n", "--device wins over TSL_DEVICE");
+}
+
+#[test]
+fn an_adapter_name_that_matches_nothing_lists_the_adapters() {
+    let path = script("adapter.tsl", "print(1)\n");
+    let output = tsl_with(
+        &["run", path.to_str().unwrap(), "--device", "gpu"],
+        &[("TSL_GPU_ADAPTER", "no-such-gpu-anywhere")],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.contains("TSL_GPU_ADAPTER=no-such-gpu-anywhere matches no GPU adapter"),
+        "{message}"
+    );
 }
 
 const FUSIBLE: &str = "@compile\nfn f(x: f32[n]) {\n    return relu(x * 2.0 + 1.0).sum()\n}\nprint(f(tensor([1.0, -2.0])))\nprint(f(tensor([3.0, 4.0])))\n";

@@ -23,8 +23,16 @@ fn asserts(graph: &Graph) -> Vec<String> {
                     text(&message.0)
                 ));
             }
-            NodeKind::DeviceAssert { message, scalar } => {
-                found.push(format!("device_assert {scalar} {}", text(&message.0)));
+            NodeKind::DeviceAssert {
+                message,
+                scalar,
+                located,
+            } => {
+                let names = located.as_ref().map(|located| located.names.join(", "));
+                found.push(format!(
+                    "device_assert {scalar} {} {names:?}",
+                    text(&message.0)
+                ));
             }
             NodeKind::Cond {
                 then_branch,

@@ -9,7 +9,9 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::error::{KernelError, format_shape};
-use super::exec::{Deferred, Device, Site};
+use super::exec::{Deferred, Device, Failure, Site};
+#[cfg(feature = "gpu")]
+use super::gpu;
 use super::{cpu, host};
 use crate::dtype::{DType, Scalar};
 use crate::graph::op::Op;
@@ -19,18 +21,24 @@ use crate::graph::passes::FusionPolicy;
 #[derive(Clone, Debug)]
 pub enum Tensor {
     Host(host::Tensor),
+    #[cfg(feature = "gpu")]
+    Gpu(gpu::Tensor),
 }
 
 impl Tensor {
     pub fn shape(&self) -> &[usize] {
         match self {
             Tensor::Host(tensor) => tensor.shape(),
+            #[cfg(feature = "gpu")]
+            Tensor::Gpu(tensor) => tensor.shape(),
         }
     }
 
     pub fn dtype(&self) -> DType {
         match self {
             Tensor::Host(tensor) => tensor.dtype(),
+            #[cfg(feature = "gpu")]
+            Tensor::Gpu(tensor) => tensor.dtype(),
         }
     }
 
@@ -38,10 +46,21 @@ impl Tensor {
         self.shape().len()
     }
 
+    /// The host tensor, when the tensor is one.
+    pub fn as_host(&self) -> Option<&host::Tensor> {
+        match self {
+            Tensor::Host(tensor) => Some(tensor),
+            #[cfg(feature = "gpu")]
+            Tensor::Gpu(_) => None,
+        }
+    }
+
     /// The tensor in host memory (waiting for the device when it is still computing it).
     pub fn to_host(&self) -> Result<host::Tensor, KernelError> {
         match self {
             Tensor::Host(tensor) => Ok(tensor.clone()),
+            #[cfg(feature = "gpu")]
+            Tensor::Gpu(tensor) => tensor.to_host(),
         }
     }
 
@@ -49,6 +68,19 @@ impl Tensor {
     pub fn into_host(self) -> Result<host::Tensor, KernelError> {
         match self {
             Tensor::Host(tensor) => Ok(tensor),
+            #[cfg(feature = "gpu")]
+            Tensor::Gpu(tensor) => tensor.to_host(),
+        }
+    }
+
+    /// Whether the tensor lives where `target` computes.
+    pub fn is_on(&self, target: &Target) -> bool {
+        match (self, target) {
+            (Tensor::Host(_), Target::Cpu) => true,
+            #[cfg(feature = "gpu")]
+            (Tensor::Gpu(tensor), Target::Gpu(gpu)) => tensor.is_on(gpu),
+            #[cfg(feature = "gpu")]
+            _ => false,
         }
     }
 }
@@ -59,11 +91,38 @@ impl From<host::Tensor> for Tensor {
     }
 }
 
+/// The devices a session can choose (`--device cpu|gpu`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceKind {
+    #[default]
+    Cpu,
+    Gpu,
+}
+
+impl DeviceKind {
+    pub fn parse(name: &str) -> Option<DeviceKind> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Some(DeviceKind::Cpu),
+            "gpu" => Some(DeviceKind::Gpu),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Gpu => "gpu",
+        }
+    }
+}
+
 /// Where a session computes: chosen with `--device`, `TSL_DEVICE` or the REPL's `:device`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub enum Target {
     #[default]
     Cpu,
+    #[cfg(feature = "gpu")]
+    Gpu(gpu::Gpu),
 }
 
 impl Target {
@@ -71,7 +130,77 @@ impl Target {
     pub fn name(&self) -> &'static str {
         match self {
             Target::Cpu => "cpu",
+            #[cfg(feature = "gpu")]
+            Target::Gpu(_) => "gpu",
         }
+    }
+
+    /// What the device is, for messages (`gpu (llvmpipe ...)`).
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Cpu => "cpu".to_string(),
+            #[cfg(feature = "gpu")]
+            Target::Gpu(gpu) => format!("gpu ({})", gpu.name()),
+        }
+    }
+}
+
+/// The session's devices: the target, and the GPU once opened (kept when the session
+/// switches back to the CPU, so switching again is free).
+#[derive(Default)]
+pub struct Devices {
+    pub target: Target,
+    #[cfg(feature = "gpu")]
+    gpu: Option<gpu::Gpu>,
+}
+
+/// Why a device cannot be used: a message and the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unavailable {
+    pub message: String,
+    pub help: String,
+}
+
+impl Devices {
+    /// What the GPU did so far, once it was opened.
+    #[cfg(feature = "gpu")]
+    pub fn gpu_stats(&self) -> Option<gpu::Stats> {
+        self.gpu.as_ref().map(gpu::Gpu::stats)
+    }
+
+    /// Computes on `kind` from now on, opening the GPU the first time it is asked for.
+    pub fn choose(&mut self, kind: DeviceKind) -> Result<(), Unavailable> {
+        match kind {
+            DeviceKind::Cpu => self.target = Target::Cpu,
+            #[cfg(feature = "gpu")]
+            DeviceKind::Gpu => {
+                let gpu = match &self.gpu {
+                    Some(gpu) => gpu.clone(),
+                    None => gpu::Gpu::open().map_err(|error| Unavailable {
+                        message: error.message(),
+                        help: error.help().to_string(),
+                    })?,
+                };
+                self.gpu = Some(gpu.clone());
+                self.target = Target::Gpu(gpu);
+            }
+            #[cfg(not(feature = "gpu"))]
+            DeviceKind::Gpu => {
+                return Err(Unavailable {
+                    message:
+                        "this build of tsl has no GPU support (built without the `gpu` feature)"
+                            .into(),
+                    help: "rebuild with the default features, or run with `--device cpu`".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
     }
 }
 
@@ -90,15 +219,21 @@ impl Dispatch<'_> {
         match self.sync()? {
             None => Ok(outputs),
             Some(Deferred { failure, .. }) => Err(match failure {
-                super::exec::Failure::Kernel(error) => error,
-                super::exec::Failure::Assert => KernelError::Value("a device check failed".into()),
+                Failure::Kernel(error) => error,
+                Failure::Assert => {
+                    KernelError::Internal("an eager operation queued a check".into())
+                }
             }),
         }
     }
 
-    /// A host tensor on the target.
-    pub fn place(&mut self, tensor: host::Tensor) -> Result<Tensor, KernelError> {
-        self.upload(&tensor)
+    /// `tensor` on the target (itself when it is there already).
+    pub fn place(&mut self, tensor: &Tensor) -> Result<Tensor, KernelError> {
+        if tensor.is_on(self.target) {
+            return Ok(tensor.clone());
+        }
+        let host = tensor.to_host()?;
+        self.upload(&host)
     }
 }
 
@@ -108,6 +243,8 @@ impl Device for Dispatch<'_> {
     fn upload(&mut self, tensor: &host::Tensor) -> Result<Tensor, KernelError> {
         match self.target {
             Target::Cpu => Ok(Tensor::Host(tensor.clone())),
+            #[cfg(feature = "gpu")]
+            Target::Gpu(gpu) => gpu.upload(tensor).map(Tensor::Gpu),
         }
     }
 
@@ -124,7 +261,11 @@ impl Device for Dispatch<'_> {
     }
 
     fn scalar(&mut self, value: Scalar) -> Result<Tensor, KernelError> {
-        Ok(Tensor::Host(host::Tensor::scalar(value)))
+        match self.target {
+            Target::Cpu => Ok(Tensor::Host(host::Tensor::scalar(value))),
+            #[cfg(feature = "gpu")]
+            Target::Gpu(_) => Ok(Tensor::Gpu(gpu::Tensor::host_value(value))),
+        }
     }
 
     fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
@@ -137,6 +278,15 @@ impl Device for Dispatch<'_> {
                 let outputs = cpu::Cpu { rng: self.rng }.run(op, inputs)?;
                 Ok(outputs.into_iter().map(Tensor::Host).collect())
             }
+            #[cfg(feature = "gpu")]
+            Target::Gpu(gpu) => {
+                let inputs = inputs
+                    .into_iter()
+                    .map(|tensor| on_gpu(gpu, tensor))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let outputs = gpu.run(op, inputs, self.rng)?;
+                Ok(outputs.into_iter().map(Tensor::Gpu).collect())
+            }
         }
     }
 
@@ -148,18 +298,27 @@ impl Device for Dispatch<'_> {
     ) -> Result<(), KernelError> {
         match self.target {
             Target::Cpu => {
-                let hosts: Vec<&host::Tensor> = operands
+                let hosts = operands
                     .iter()
                     .map(|operand| match operand {
-                        Tensor::Host(tensor) => tensor,
+                        Tensor::Host(tensor) => Ok(tensor.clone()),
+                        #[cfg(feature = "gpu")]
+                        Tensor::Gpu(tensor) => tensor.to_host(),
                     })
-                    .collect();
+                    .collect::<Result<Vec<host::Tensor>, KernelError>>()?;
+                let hosts: Vec<&host::Tensor> = hosts.iter().collect();
                 cpu::memory::reserve_for(op, &hosts, results)
             }
+            #[cfg(feature = "gpu")]
+            Target::Gpu(gpu) => gpu.reserve(results),
         }
     }
 
     fn element(&mut self, tensor: &Tensor) -> Result<Scalar, KernelError> {
+        #[cfg(feature = "gpu")]
+        if let Tensor::Gpu(tensor) = tensor {
+            return tensor.element();
+        }
         let host = tensor.to_host()?;
         host.to_scalar().ok_or_else(|| {
             KernelError::Shape(format!(
@@ -170,9 +329,50 @@ impl Device for Dispatch<'_> {
         })
     }
 
-    fn set_site(&mut self, _site: Site) {}
+    fn set_site(&mut self, site: Site) {
+        #[cfg(feature = "gpu")]
+        if let Target::Gpu(gpu) = self.target {
+            gpu.set_site(site);
+        }
+        let _ = site;
+    }
+
+    fn device_assert(&mut self, condition: &Tensor) -> Result<Option<bool>, KernelError> {
+        #[cfg(feature = "gpu")]
+        if let (Target::Gpu(gpu), Tensor::Gpu(condition)) = (&*self.target, condition)
+            && condition.is_on(gpu)
+        {
+            return gpu.device_assert(condition).map(|()| None);
+        }
+        Ok(Some(self.element(condition)?.as_bool()))
+    }
+
+    fn sync(&mut self) -> Result<Option<Deferred>, KernelError> {
+        match self.target {
+            Target::Cpu => Ok(None),
+            #[cfg(feature = "gpu")]
+            Target::Gpu(gpu) => gpu.sync(),
+        }
+    }
 
     fn fusion_policy(&self) -> FusionPolicy {
-        FusionPolicy::default()
+        match &*self.target {
+            Target::Cpu => FusionPolicy::default(),
+            #[cfg(feature = "gpu")]
+            Target::Gpu(gpu) => gpu.fusion_policy(),
+        }
+    }
+}
+
+/// A tensor on `gpu`: uploaded from the host (or from another GPU through the host).
+#[cfg(feature = "gpu")]
+fn on_gpu(gpu: &gpu::Gpu, tensor: Tensor) -> Result<gpu::Tensor, KernelError> {
+    match tensor {
+        Tensor::Gpu(tensor) if tensor.is_on(gpu) => Ok(tensor),
+        Tensor::Host(host) if host.ndim() == 0 => host
+            .to_scalar()
+            .map(gpu::Tensor::host_value)
+            .ok_or_else(|| KernelError::Internal("a 0-d tensor without an element".into())),
+        other => gpu.upload(&other.into_host()?),
     }
 }

@@ -53,6 +53,13 @@ pub enum KernelError {
     /// A missing, unreadable or unsupported `.npy` file.
     #[error("{0}")]
     Input(String),
+    /// A tensor larger than a device can hold or bind (the message names the limit).
+    #[error("{0}")]
+    DeviceLimit(String),
+    /// A failure of the device itself or of TSL's use of it (a rejected kernel, a lost
+    /// device): never the user's fault.
+    #[error("{0}")]
+    Internal(String),
     /// An element error inside a fused kernel, raised by one of the operations it replaced
     /// (`member` indexes the kernel's members), which the error is reported at.
     #[error("{error}")]
@@ -81,17 +88,24 @@ impl KernelError {
         if let KernelError::InMember { error, .. } = self {
             return error.diagnostic(span);
         }
+        if let KernelError::Internal(message) = self {
+            return Diagnostic::internal(span, message).with_help(
+                "this is a bug in TSL or in the GPU driver, not in your program: please report it \
+                 with the program that triggered it (--device cpu avoids the GPU meanwhile)",
+            );
+        }
         let code = match self {
             KernelError::TooLarge { .. }
             | KernelError::OutOfMemory { .. }
             | KernelError::DivisionByZero
-            | KernelError::Value(_) => Code::ValueError,
+            | KernelError::Value(_)
+            | KernelError::DeviceLimit(_) => Code::ValueError,
             KernelError::IndexOutOfRange { .. } | KernelError::Shape(_) | KernelError::Empty(_) => {
                 Code::ShapeError
             }
             KernelError::Type(_) => Code::TypeError,
             KernelError::Input(_) | KernelError::Interrupted => Code::InputError,
-            KernelError::InMember { .. } => Code::InternalError,
+            KernelError::InMember { .. } | KernelError::Internal(_) => Code::InternalError,
         };
         let diagnostic = Diagnostic::error(code, span, self.to_string());
         match self {
@@ -101,6 +115,8 @@ impl KernelError {
             KernelError::TooLarge { .. } => {
                 diagnostic.with_help("check the sizes; tensors are limited to 2^31 elements")
             }
+            KernelError::DeviceLimit(_) => diagnostic
+                .with_help("split the work into smaller tensors, or run with `--device cpu`"),
             KernelError::OutOfMemory { .. } => diagnostic.with_help(
                 "the machine cannot provide this much memory: use smaller tensors, or let \
                  large intermediate values go out of scope sooner",

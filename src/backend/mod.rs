@@ -13,9 +13,13 @@ pub mod cpu;
 mod dispatch;
 pub mod error;
 pub mod exec;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod host;
 pub mod interrupt;
 pub mod memory;
 
-pub use dispatch::{Dispatch, Target, Tensor};
+pub use dispatch::{DeviceKind, Devices, Dispatch, Target, Tensor, Unavailable};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};
+#[cfg(feature = "gpu")]
+pub use gpu::Stats as GpuStats;

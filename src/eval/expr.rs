@@ -213,7 +213,7 @@ impl Interpreter {
         }
     }
 
-    fn eval_args(&mut self, args: &[Arg], span: Span) -> Result<CallArgs> {
+    pub(super) fn eval_args(&mut self, args: &[Arg], span: Span) -> Result<CallArgs> {
         let mut call = CallArgs::new(span);
         for arg in args {
             let value = self.eval(&arg.value)?;
@@ -251,7 +251,7 @@ impl Interpreter {
         }
     }
 
-    fn call_method(
+    pub(super) fn call_method(
         &mut self,
         receiver: Value,
         receiver_span: Span,

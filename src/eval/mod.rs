@@ -97,6 +97,9 @@ pub struct Options {
     /// Run compiled graphs without fusing their elementwise operations (each op is its own
     /// kernel), to compare with fused runs.
     pub unfused: bool,
+    /// Where eager code and compiled graphs compute (`--device`); opened by
+    /// [`Interpreter::use_device`].
+    pub device: crate::backend::DeviceKind,
     /// Analysis (`tsl check`, the language server): nothing the program would do outside
     /// itself happens. Used modules bind their definitions without running their statements,
     /// `print` and `save` do nothing, and a definition that fails is reported without hiding
@@ -202,7 +205,7 @@ pub struct Interpreter {
     /// What traces from annotations recorded, when `Options::record_types` is set.
     trace_facts: Vec<trace::TraceFacts>,
     /// The device eager code and compiled graphs run on.
-    target: crate::backend::Target,
+    devices: crate::backend::Devices,
     /// The expression or statement evaluated last: where an internal error is reported.
     position: Option<Span>,
     /// How deeply evaluations may nest on this thread's stack.
@@ -238,11 +241,35 @@ impl Interpreter {
             defining: Vec::new(),
             errors_reported: 0,
             trace_facts: Vec::new(),
-            target: crate::backend::Target::default(),
+            devices: crate::backend::Devices::default(),
             position: None,
             max_eval_depth: limits::eval_depth(),
             options,
         }
+    }
+
+    /// Computes on `kind` from now on (opening the GPU the first time). Values computed
+    /// before stay where they are and move when an operation on the new device needs them.
+    pub fn use_device(&mut self, kind: crate::backend::DeviceKind) -> Result<()> {
+        self.devices.choose(kind).map_err(|unavailable| {
+            Box::new(
+                Diagnostic::without_span(Code::InputError, unavailable.message)
+                    .with_help(unavailable.help),
+            )
+        })?;
+        self.options.device = kind;
+        Ok(())
+    }
+
+    /// What the GPU did in this session (`None` before it is opened).
+    #[cfg(feature = "gpu")]
+    pub fn gpu_stats(&self) -> Option<crate::backend::GpuStats> {
+        self.devices.gpu_stats()
+    }
+
+    /// The device the session computes on, described (`cpu`, `gpu (llvmpipe ...)`).
+    pub fn device(&self) -> String {
+        self.devices.target.describe()
     }
 
     /// Runs `body` (one command, script or REPL cell); a panic inside it, which is a bug in

@@ -1,14 +1,16 @@
 //! Statements: bindings, control flow, and `check`/`check_size` evaluated at once.
 
+use super::args::{CallArgs, Positional};
 use super::trace::Ask;
 use super::value::{TensorValue, Value};
 use super::{Interpreter, error};
 use crate::diag::{Code, Result};
 use crate::dtype::DType;
 use crate::graph::ir::Template;
+use crate::graph::op::BinaryOp as TensorOp;
 use crate::graph::shape::{Cmp, Dim};
 use crate::source::Span;
-use crate::syntax::ast::{Block, Else, Expr, Ident, Stmt, StmtKind, Target};
+use crate::syntax::ast::{BinaryOp, Block, Else, Expr, ExprKind, Ident, Stmt, StmtKind, Target};
 
 /// What a statement did to control flow.
 pub enum Flow {
@@ -218,7 +220,10 @@ impl Interpreter {
     }
 
     fn exec_check(&mut self, condition: &Expr, message: Option<&Expr>, span: Span) -> Result<()> {
-        let value = self.eval(condition)?;
+        let (value, predicate) = match self.eval_all(condition)? {
+            Some((value, predicate)) => (value, Some(predicate)),
+            None => (self.eval(condition)?, None),
+        };
         let message_of = |this: &mut Interpreter| this.check_message(condition, message);
         let (holds, code) = match &value {
             Value::Bool(b) => (*b, Code::CheckFailed),
@@ -227,7 +232,8 @@ impl Interpreter {
                 self.require_one_bool(&value, tensor, condition.span)?;
                 let template = message_of(self)?;
                 let scalar = matches!(value, Value::RuntimeScalar(_));
-                self.trace_device_check(tensor, template, scalar, span);
+                let located = predicate.as_ref().filter(|_| !scalar);
+                self.trace_device_check(tensor, template, scalar, span, located);
                 return Ok(());
             }
             Value::Tensor(tensor) => (
@@ -254,9 +260,111 @@ impl Interpreter {
             Some(message) => self.eval(message)?.to_string(),
             None => format!("check failed: {}", self.sources.snippet(condition.span)),
         };
-        Err(error(code, span, text)
-            .with_label("this check failed")
-            .into())
+        let mut failure = error(code, span, text).with_label("this check failed");
+        if let Some(place) = predicate.and_then(|predicate| self.first_failure(&predicate)) {
+            failure = failure.with_note(format!("failed at {place}"));
+        }
+        Err(failure.into())
+    }
+
+    /// `check all(P)` or `check P.all()`, evaluated in parts so that a failure can name
+    /// the first element of `P` that is false: the condition's value, and `P` with what it
+    /// was computed from (both sides of a comparison, or `P` itself). `None` for any other
+    /// condition (nothing is evaluated then).
+    fn eval_all(&mut self, condition: &Expr) -> Result<Option<(Value, Predicate)>> {
+        match &condition.kind {
+            ExprKind::Call { callee, args } if args.len() == 1 && args[0].name.is_none() => {
+                if !matches!(&callee.kind, ExprKind::Name(name) if &*name.name == "all") {
+                    return Ok(None);
+                }
+                let function = self.eval(callee)?;
+                if !matches!(&function, Value::Builtin(builtin) if builtin.name() == "all") {
+                    // A user's own `all`: evaluate the call as written, once.
+                    let args = self.eval_args(args, condition.span)?;
+                    let value = self.call_value(&function, args, callee.span)?;
+                    return Ok(Some((value, Predicate::none())));
+                }
+                let argument = &args[0].value;
+                let predicate = self.predicate(argument)?;
+                let mut call = CallArgs::new(condition.span);
+                call.positional.push(Positional {
+                    value: predicate.value.clone(),
+                    span: argument.span,
+                });
+                let value = self.call_value(&function, call, callee.span)?;
+                Ok(Some((value, predicate)))
+            }
+            ExprKind::Method {
+                receiver,
+                name,
+                args,
+            } if &*name.name == "all" && args.is_empty() => {
+                let predicate = self.predicate(receiver)?;
+                let call = CallArgs::new(condition.span);
+                let value = self.call_method(predicate.value.clone(), receiver.span, name, call)?;
+                Ok(Some((value, predicate)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The value of `expr` and what it was computed from: a comparison evaluates its two
+    /// sides, then compares them (as evaluating it whole would).
+    fn predicate(&mut self, expr: &Expr) -> Result<Predicate> {
+        let comparison = |op: &BinaryOp| {
+            Some(match op {
+                BinaryOp::Eq => TensorOp::Eq,
+                BinaryOp::Ne => TensorOp::Ne,
+                BinaryOp::Lt => TensorOp::Lt,
+                BinaryOp::Le => TensorOp::Le,
+                BinaryOp::Gt => TensorOp::Gt,
+                BinaryOp::Ge => TensorOp::Ge,
+                _ => return None,
+            })
+        };
+        if let ExprKind::Binary(op, left, right) = &expr.kind
+            && let Some(tensor_op) = comparison(op)
+        {
+            let a = self.eval(left)?;
+            let b = self.eval(right)?;
+            let subjects = vec![
+                (self.sources.snippet(left.span).to_string(), a.clone()),
+                (self.sources.snippet(right.span).to_string(), b.clone()),
+            ];
+            let value = self.binary(*op, a, b, expr.span)?;
+            return Ok(Predicate {
+                value,
+                op: Some(tensor_op),
+                subjects,
+            });
+        }
+        let value = self.eval(expr)?;
+        Ok(Predicate {
+            subjects: vec![(self.sources.snippet(expr.span).to_string(), value.clone())],
+            value,
+            op: None,
+        })
+    }
+
+    /// Where a failed check's predicate is first false, with its subjects' elements there.
+    fn first_failure(&mut self, predicate: &Predicate) -> Option<String> {
+        let Value::Tensor(tensor) = &predicate.value else {
+            return None;
+        };
+        let host = tensor.host()?.ok()?;
+        let mut subjects = Vec::new();
+        for (name, value) in &predicate.subjects {
+            let data = match value {
+                Value::Tensor(tensor) => Some(tensor.host()?.ok()?),
+                _ => None,
+            };
+            subjects.push((name.as_str(), data));
+        }
+        let subjects: Vec<(&str, Option<&crate::backend::host::Tensor>)> = subjects
+            .iter()
+            .map(|(name, data)| (*name, data.as_ref()))
+            .collect();
+        crate::backend::host::first_failure(&host, &subjects)
     }
 
     /// The message of a failing check, as a template formatted when the check fails.
@@ -352,5 +460,24 @@ impl Interpreter {
             }
         }
         Ok(())
+    }
+}
+
+/// The predicate `P` of a `check all(P)`: its value and, to name a failing element, the
+/// comparison that made it (if any) and the values it compared, with their source text.
+pub(super) struct Predicate {
+    pub value: Value,
+    pub op: Option<TensorOp>,
+    pub subjects: Vec<(String, Value)>,
+}
+
+impl Predicate {
+    /// No predicate to point into (a user-defined `all`).
+    fn none() -> Predicate {
+        Predicate {
+            value: Value::None,
+            op: None,
+            subjects: Vec::new(),
+        }
     }
 }

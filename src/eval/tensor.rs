@@ -42,10 +42,11 @@ impl Operand {
         }
     }
 
-    fn into_tensor(self) -> backend::Tensor {
+    /// The operand on the device `dispatch` computes on.
+    fn into_tensor(self, dispatch: &mut Dispatch) -> Result<backend::Tensor, KernelError> {
         match self {
-            Operand::Tensor(tensor) => tensor.into_data(),
-            Operand::Scalar(scalar) => backend::Tensor::Host(host::Tensor::scalar(scalar)),
+            Operand::Tensor(tensor) => placed(tensor, dispatch),
+            Operand::Scalar(scalar) => Ok(backend::Tensor::Host(host::Tensor::scalar(scalar))),
             Operand::SymInt(_) => unreachable!("symbolic operands are traced, never computed"),
         }
     }
@@ -76,10 +77,14 @@ impl Interpreter {
         let metas: Vec<Meta> = operands.iter().map(Operand::meta).collect();
         let predicted =
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
-        let inputs: Vec<backend::Tensor> = operands.into_iter().map(Operand::into_tensor).collect();
         let results = crate::backend::memory::result_sizes(&predicted);
         backend::interrupt::watch(&self.interrupt);
         let mut dispatch = self.dispatch();
+        let inputs = operands
+            .into_iter()
+            .map(|operand| operand.into_tensor(&mut dispatch))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| kernel_error(&e, span))?;
         dispatch
             .reserve(&op, &inputs, &results)
             .map_err(|e| kernel_error(&e, span))?;
@@ -96,7 +101,7 @@ impl Interpreter {
     /// The session's device, through which every operation runs.
     pub(super) fn dispatch(&mut self) -> Dispatch<'_> {
         Dispatch {
-            target: &mut self.target,
+            target: &mut self.devices.target,
             rng: &mut self.rng,
         }
     }
@@ -108,8 +113,8 @@ impl Interpreter {
         tensor: &TensorValue,
         span: Span,
     ) -> Result<Option<host::Tensor>> {
-        match tensor.real() {
-            Some(data) => data.to_host().map(Some).map_err(|e| kernel_error(&e, span)),
+        match tensor.host() {
+            Some(data) => data.map(Some).map_err(|e| kernel_error(&e, span)),
             None => Ok(None),
         }
     }
@@ -221,6 +226,24 @@ impl Interpreter {
         let dims = (0..tensor.ndim()).rev().collect();
         self.apply_one(Op::Permute { dims }, vec![Operand::Tensor(tensor)], span)
     }
+}
+
+/// A concrete tensor on the device `dispatch` computes on: itself when it is there (moved,
+/// so a kernel may reuse a buffer nobody else holds), else its copy there, made once and
+/// kept with the value.
+fn placed(tensor: TensorValue, dispatch: &mut Dispatch) -> Result<backend::Tensor, KernelError> {
+    let data = tensor.real().expect("only concrete tensors reach a kernel");
+    if data.is_on(dispatch.target) {
+        return Ok(tensor.into_data());
+    }
+    if let Some(mirror) = tensor.mirror()
+        && mirror.is_on(dispatch.target)
+    {
+        return Ok(mirror.clone());
+    }
+    let copy = dispatch.place(data)?;
+    tensor.keep_mirror(copy.clone());
+    Ok(copy)
 }
 
 /// The most elements a trace without hints computes in one constant operation (inputs and

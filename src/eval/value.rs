@@ -1,6 +1,6 @@
 //! Runtime values and their printed form (spec §8).
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
@@ -107,6 +107,10 @@ pub struct TensorValue(Rc<TensorCell>);
 struct TensorCell {
     data: TensorData,
     dynamic_dims: Cell<u64>,
+    /// The same value on the other device, once an operation there needed it: an upload of
+    /// a host tensor, or the download of a GPU tensor. Values are immutable, so a weight
+    /// passed to every call crosses to the GPU once, and a result is downloaded once.
+    mirror: OnceCell<backend::Tensor>,
 }
 
 enum TensorData {
@@ -128,6 +132,7 @@ impl TensorValue {
         TensorValue(Rc::new(TensorCell {
             data,
             dynamic_dims: Cell::new(0),
+            mirror: OnceCell::new(),
         }))
     }
 
@@ -145,6 +150,31 @@ impl TensorValue {
             TensorData::Real(_) => None,
             TensorData::Fake { value, .. } => Some(*value),
         }
+    }
+
+    /// The value in host memory (`None` for a traced tensor): the tensor itself, or its
+    /// download, kept for the next time.
+    pub fn host(&self) -> Option<Result<host::Tensor, backend::KernelError>> {
+        let data = self.real()?;
+        if let Some(tensor) = data.as_host() {
+            return Some(Ok(tensor.clone()));
+        }
+        if let Some(tensor) = self.mirror().and_then(backend::Tensor::as_host) {
+            return Some(Ok(tensor.clone()));
+        }
+        Some(data.to_host().inspect(|tensor| {
+            self.keep_mirror(backend::Tensor::Host(tensor.clone()));
+        }))
+    }
+
+    /// The copy kept on the other device, if one was made.
+    pub fn mirror(&self) -> Option<&backend::Tensor> {
+        self.0.mirror.get()
+    }
+
+    /// Keeps `copy` as the value's copy on the other device.
+    pub fn keep_mirror(&self, copy: backend::Tensor) {
+        let _ = self.0.mirror.set(copy);
     }
 
     pub fn is_fake(&self) -> bool {
@@ -357,11 +387,9 @@ fn write_repr(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
             }
             f.write_str("]")
         }
-        Value::Tensor(tensor) => match tensor.real() {
-            Some(data) => match data.to_host() {
-                Ok(host) => f.write_str(&host::format_tensor(&host)),
-                Err(error) => write!(f, "<tensor unavailable: {error}>"),
-            },
+        Value::Tensor(tensor) => match tensor.host() {
+            Some(Ok(host)) => f.write_str(&host::format_tensor(&host)),
+            Some(Err(error)) => write!(f, "<tensor unavailable: {error}>"),
             None => write!(f, "<traced tensor {}>", tensor.meta()),
         },
         Value::Function(function) => write!(f, "<fn {}>", function.qualified_name()),

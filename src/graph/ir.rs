@@ -47,12 +47,40 @@ impl ValueRef {
 }
 
 /// An operand of a node: a tensor value, or a host number (possibly a symbolic int).
-#[derive(Clone, Debug, PartialEq)]
+/// Floats compare by their bits, so `0.0` and `-0.0` stay different operands (common
+/// subexpressions must not merge `x * 0.0` with `x * -0.0`) and a graph equals its parse.
+#[derive(Clone, Debug)]
 pub enum Arg {
     Tensor(ValueRef),
     Int(Dim),
     Float(f64),
     Bool(bool),
+}
+
+impl PartialEq for Arg {
+    fn eq(&self, other: &Arg) -> bool {
+        match (self, other) {
+            (Arg::Tensor(a), Arg::Tensor(b)) => a == b,
+            (Arg::Int(a), Arg::Int(b)) => a == b,
+            (Arg::Float(a), Arg::Float(b)) => a.to_bits() == b.to_bits(),
+            (Arg::Bool(a), Arg::Bool(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Arg {}
+
+impl std::hash::Hash for Arg {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Arg::Tensor(value) => value.hash(state),
+            Arg::Int(dim) => dim.hash(state),
+            Arg::Float(value) => value.to_bits().hash(state),
+            Arg::Bool(value) => value.hash(state),
+        }
+    }
 }
 
 /// A piece of a message or printed line, formatted when the graph runs.
@@ -132,6 +160,8 @@ pub enum NodeKind {
     DeviceAssert {
         message: Template,
         scalar: bool,
+        /// For `check all(...)`: how to name the first element that failed (see [`Located`]).
+        located: Option<Located>,
     },
     /// `print` inside compiled code.
     Print {
@@ -143,6 +173,15 @@ pub enum NodeKind {
         then_branch: Box<Graph>,
         else_branch: Box<Graph>,
     },
+}
+
+/// How a failed `check all(P)` names its first failing element (`a[1] = -2.0`): `P` is
+/// `op(args[1], args[2])` for a comparison `op`, or `args[1]` itself; `names` are how the
+/// user wrote those arguments. Only a failing check computes `P` again, from these.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Located {
+    pub op: Option<BinaryOp>,
+    pub names: Vec<String>,
 }
 
 impl NodeKind {

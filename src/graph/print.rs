@@ -198,14 +198,36 @@ fn write_node(text: &mut String, graph: &Graph, index: u32, node: &Node) {
                 template(message, graph)
             );
         }
-        NodeKind::DeviceAssert { message, scalar } => {
+        NodeKind::DeviceAssert {
+            message,
+            scalar,
+            located,
+        } => {
             let marker = if *scalar { "scalar " } else { "" };
+            let (condition, subjects) = node.args.split_at(node.args.len().min(1));
             let _ = write!(
                 text,
                 "device_assert {marker}{}, {}",
-                args(&node.args, graph),
+                args(condition, graph),
                 template(message, graph)
             );
+            if let Some(located) = located {
+                let names: Vec<String> = located
+                    .names
+                    .iter()
+                    .map(|name| {
+                        let mut quoted = String::from("\"");
+                        escape_into(&mut quoted, name);
+                        quoted.push('"');
+                        quoted
+                    })
+                    .collect();
+                let predicate = match located.op {
+                    Some(op) => format!("{}({})", op.name(), args(subjects, graph)),
+                    None => args(subjects, graph),
+                };
+                let _ = write!(text, ", located {predicate} as [{}]", names.join(", "));
+            }
         }
         NodeKind::Print { line } => {
             let _ = write!(text, "print {}", template(line, graph));

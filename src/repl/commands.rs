@@ -47,6 +47,12 @@ pub(super) const COMMANDS: &[Command] = &[
         run: Session::log,
     },
     Command {
+        name: "device",
+        argument: "[cpu|gpu]",
+        about: "where code runs from now on (values move when needed), or show it",
+        run: Session::device,
+    },
+    Command {
         name: "load",
         argument: "FILE",
         about: "run a script here; its definitions and variables stay",
@@ -184,6 +190,24 @@ impl Session {
             return Ok(());
         }
         self.interpreter.set_log_channels(channels)
+    }
+
+    /// Switches the device, or shows it when `name` is empty.
+    fn device(&mut self, name: &str) -> Flow {
+        if !name.is_empty() {
+            let Some(kind) = crate::backend::DeviceKind::parse(name) else {
+                let message = format!("`{name}` is not a device");
+                self.command_error(&message, Some("the devices are `cpu` and `gpu`"));
+                return Flow::Next;
+            };
+            if let Err(diagnostic) = self.interpreter.use_device(kind) {
+                self.failed = true;
+                self.interpreter.report(&diagnostic);
+                return Flow::Next;
+            }
+        }
+        say(&format!("device: {}\n", self.interpreter.device()));
+        Flow::Next
     }
 
     fn load(&mut self, file: &str) -> Flow {

@@ -31,7 +31,12 @@ use input::{Input, Line, Piped};
 /// Exit status: an interactive session always succeeds; a piped one fails if any cell or
 /// command reported an error.
 pub fn run(options: Options, format: Format) -> Status {
+    let device = options.device;
     let mut session = Session::new(Interpreter::new(options, Box::new(Console::new(format))));
+    if let Err(diagnostic) = session.interpreter.use_device(device) {
+        session.interpreter.report(&diagnostic);
+        return Status::Failed;
+    }
     if std::io::stdin().is_terminal()
         && let Some(mut terminal) = terminal::Terminal::open(&session.interpreter)
     {

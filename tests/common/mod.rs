@@ -150,9 +150,13 @@ pub fn run_source_in(directory: &Path, name: &str, text: &str, options: Options)
 /// Runs `body` with a fresh interpreter whose output is captured.
 pub fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> Run {
     let captured = Rc::new(RefCell::new(Captured::default()));
+    let device = options.device;
     let status = {
         let mut interpreter = Interpreter::new(options, Box::new(Capture(captured.clone())));
-        body(&mut interpreter)
+        match interpreter.use_device(device) {
+            Ok(()) => body(&mut interpreter),
+            Err(diagnostic) => panic!("the device cannot be used: {}", diagnostic.message),
+        }
     };
     let captured = captured.take();
     Run {
@@ -160,6 +164,34 @@ pub fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status)
         diagnostics: captured.diagnostics,
         log: captured.log,
         failed: status == Status::Failed,
+    }
+}
+
+/// Whether tests can use a GPU. Without one they skip, saying why, unless
+/// `TSL_REQUIRE_GPU=1` (set by CI, which installs a software Vulkan driver), when a missing
+/// GPU fails the test.
+#[cfg(not(feature = "gpu"))]
+pub fn gpu_available() -> bool {
+    eprintln!("skipping GPU test: built without the `gpu` feature");
+    false
+}
+
+/// Whether tests can use a GPU (see the other definition).
+#[cfg(feature = "gpu")]
+pub fn gpu_available() -> bool {
+    match tsl::backend::gpu::Gpu::open() {
+        Ok(_) => true,
+        Err(error) if std::env::var("TSL_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!(
+                "TSL_REQUIRE_GPU=1 but {}: {}",
+                error.message(),
+                error.help()
+            )
+        }
+        Err(error) => {
+            eprintln!("skipping GPU test: {}", error.message());
+            false
+        }
     }
 }
 

@@ -76,6 +76,9 @@ struct Pending<'p, T> {
     site: Site,
     plan: &'p Plan,
     captured: Vec<(ValueRef, T)>,
+    /// What locates the first failing element (the assert's arguments after its condition;
+    /// `None` for a host number).
+    subjects: Vec<Option<T>>,
 }
 
 pub(super) type Slots<T> = Vec<Option<T>>;
@@ -200,9 +203,15 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             Ok(Some(false)) => {
                 self.sync()?;
                 let text = self.format(plan, slots, message, Some(node))?;
-                Err(check_failed(report::assert_code(node), text, node))
+                let subjects = self.subjects(plan, slots, node)?;
+                let place = self.locate(node, subjects);
+                Err(with_place(
+                    check_failed(report::assert_code(node), text, node),
+                    place,
+                ))
             }
             Ok(None) => {
+                let subjects = self.subjects(plan, slots, node)?;
                 let mut captured = Vec::new();
                 for part in &message.0 {
                     if let Part::Scalar(value) | Part::Tensor(value) = part
@@ -215,11 +224,73 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                     site: step.site,
                     plan,
                     captured,
+                    subjects,
                 });
                 Ok(())
             }
             Err(error) => Err(self.element_error(&tensor, error, node)),
         }
+    }
+
+    /// The arguments of a device assert after its condition: tensors (what its failure
+    /// is located with), `None` for host numbers.
+    fn subjects(
+        &mut self,
+        plan: &Plan,
+        slots: &mut Slots<D::Tensor>,
+        node: &Node,
+    ) -> Result<Vec<Option<D::Tensor>>> {
+        let mut subjects = Vec::new();
+        for arg in node.args.iter().skip(1) {
+            subjects.push(match arg {
+                Arg::Tensor(_) => Some(self.operand(plan, slots, arg, false, node)?),
+                _ => None,
+            });
+        }
+        Ok(subjects)
+    }
+
+    /// Where a failed `check all(P)` is first false (`a[1] = -2.0`), computing `P` again
+    /// from its subjects; `None` when the assert does not say, or the place cannot be read.
+    fn locate(&mut self, node: &Node, subjects: Vec<Option<D::Tensor>>) -> Option<String> {
+        let NodeKind::DeviceAssert {
+            located: Some(located),
+            ..
+        } = &node.kind
+        else {
+            return None;
+        };
+        let mut operands = Vec::new();
+        for (arg, subject) in node.args.iter().skip(1).zip(&subjects) {
+            operands.push(match (subject, arg) {
+                (Some(tensor), _) => tensor.clone(),
+                (None, Arg::Float(value)) => self.device.scalar(Scalar::Float(*value)).ok()?,
+                (None, Arg::Bool(value)) => self.device.scalar(Scalar::Bool(*value)).ok()?,
+                (None, Arg::Int(Dim::Known(value))) => {
+                    self.device.scalar(Scalar::Int(*value)).ok()?
+                }
+                (None, _) => return None,
+            });
+        }
+        let predicate = match located.op {
+            Some(op) => self.device.run(&Op::Binary(op), operands).ok()?.pop()?,
+            None => operands.pop()?,
+        };
+        let predicate = self.device.download(&predicate).ok()?;
+        let mut hosts = Vec::new();
+        for subject in &subjects {
+            hosts.push(match subject {
+                Some(tensor) => Some(self.device.download(tensor).ok()?),
+                None => None,
+            });
+        }
+        let shown: Vec<(&str, Option<&crate::backend::host::Tensor>)> = located
+            .names
+            .iter()
+            .zip(&hosts)
+            .map(|(name, host)| (name.as_str(), host.as_ref()))
+            .collect();
+        crate::backend::host::first_failure(&predicate, &shown)
     }
 
     /// Waits for the device and reports the earliest failure it deferred, if any.
@@ -275,8 +346,12 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                         .find(|(captured, _)| *captured == value)
                         .map(|(_, tensor)| tensor.clone())
                 };
-                match self.format_with(pending.plan, &lookup, message, Some(node)) {
-                    Ok(text) => check_failed(report::assert_code(node), text, node),
+                let text = self.format_with(pending.plan, &lookup, message, Some(node));
+                match text {
+                    Ok(text) => {
+                        let place = self.locate(node, pending.subjects);
+                        with_place(check_failed(report::assert_code(node), text, node), place)
+                    }
                     Err(error) => error,
                 }
             }
@@ -641,6 +716,14 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
 
 fn host_format(tensor: &crate::backend::host::Tensor) -> String {
     crate::backend::host::format_tensor(tensor)
+}
+
+/// A failed check's diagnostic with the place it failed at, when known.
+fn with_place(diagnostic: Box<Diagnostic>, place: Option<String>) -> Box<Diagnostic> {
+    match place {
+        Some(place) => Box::new(diagnostic.with_note(format!("failed at {place}"))),
+        None => diagnostic,
+    }
 }
 
 /// A tensor argument, moved out of its slot at its last use.

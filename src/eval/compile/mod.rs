@@ -159,7 +159,7 @@ impl Interpreter {
 
     /// The entry's graph as it runs on the session's device, prepared on its first run there.
     fn prepared_plan(&mut self, entry: &Entry, call_site: Span) -> Result<Rc<Plan>> {
-        let device = self.target.name();
+        let device = self.devices.target.name();
         if let Some(plan) = entry.prepared(device) {
             return Ok(plan);
         }
@@ -249,10 +249,13 @@ impl Interpreter {
             rng,
             out,
             profile,
-            target,
+            devices,
             ..
         } = self;
-        let mut device = backend::Dispatch { target, rng };
+        let mut device = backend::Dispatch {
+            target: &mut devices.target,
+            rng,
+        };
         let mut print = |text: &str| out.print(text);
         exec::execute(
             plan,

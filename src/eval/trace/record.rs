@@ -440,14 +440,45 @@ impl Interpreter {
         message: Template,
         scalar: bool,
         span: Span,
+        located: Option<&crate::eval::stmt::Predicate>,
     ) {
         self.record_check(span, Became::DeviceAssert);
         let frames = self.node_trace();
         let tracer = self.tracer_mut();
         let value = tracer.tensor_arg(condition, span);
+        let mut args = vec![Arg::Tensor(value)];
+        let mut names = Vec::new();
+        let mut usable = located.is_some_and(|located| !located.subjects.is_empty());
+        for (name, subject) in located.map_or(&[][..], |located| &located.subjects[..]) {
+            let arg = match subject {
+                Value::Tensor(tensor) => Some(Arg::Tensor(tracer.tensor_arg(tensor, span))),
+                Value::Int(value) => Some(Arg::Int(Dim::Known(*value))),
+                Value::SymInt(expr) => Some(Arg::Int(Dim::Sym(*expr))),
+                Value::Float(value) => Some(Arg::Float(*value)),
+                Value::Bool(value) => Some(Arg::Bool(*value)),
+                _ => None,
+            };
+            usable &= arg.is_some();
+            args.extend(arg);
+            names.push(name.clone());
+        }
+        let located = match located {
+            Some(located) if usable => Some(crate::graph::ir::Located {
+                op: located.op,
+                names,
+            }),
+            _ => {
+                args.truncate(1);
+                None
+            }
+        };
         tracer.push(
-            NodeKind::DeviceAssert { message, scalar },
-            vec![Arg::Tensor(value)],
+            NodeKind::DeviceAssert {
+                message,
+                scalar,
+                located,
+            },
+            args,
             Vec::new(),
             span,
             frames,

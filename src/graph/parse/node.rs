@@ -159,8 +159,52 @@ fn device_assert(
     cursor.expect(",")?;
     let (raw, at) = value::string(cursor)?;
     let message = value::template(&raw, at, cursor, builder, nodes)?;
-    let kind = NodeKind::DeviceAssert { message, scalar };
-    Ok((kind, vec![Arg::Tensor(tensor)], Vec::new()))
+    let mut args = vec![Arg::Tensor(tensor)];
+    let located = if cursor.eat(",") {
+        cursor.expect_word("located")?;
+        let op = match comparison(cursor) {
+            Some(op) => {
+                cursor.expect("(")?;
+                args.extend(cursor.list(")", |cursor| value::arg(cursor, builder, nodes))?);
+                Some(op)
+            }
+            None => {
+                args.push(value::arg(cursor, builder, nodes)?);
+                None
+            }
+        };
+        cursor.expect_word("as")?;
+        cursor.expect("[")?;
+        let names = cursor.list("]", |cursor| {
+            let (raw, at) = value::string(cursor)?;
+            value::plain(&raw, at, cursor)
+        })?;
+        Some(crate::graph::ir::Located { op, names })
+    } else {
+        None
+    };
+    let kind = NodeKind::DeviceAssert {
+        message,
+        scalar,
+        located,
+    };
+    Ok((kind, args, Vec::new()))
+}
+
+/// A comparison's name followed by `(`, consumed.
+fn comparison(cursor: &mut Cursor) -> Option<crate::graph::op::BinaryOp> {
+    use crate::graph::op::BinaryOp;
+    let ops = [
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+    ];
+    let op = ops.into_iter().find(|op| cursor.is_word(op.name()))?;
+    cursor.eat_word(op.name());
+    Some(op)
 }
 
 fn cond(cursor: &mut Cursor, builder: &mut Builder, nodes: &[Node]) -> Result<Parts, ParseError> {

@@ -29,10 +29,7 @@ pub fn eliminate_common_subexpressions(graph: &mut Graph) {
                 other => other.clone(),
             })
             .collect();
-        let key = Key {
-            op: op.clone(),
-            args,
-        };
+        let key = Key::new(op.clone(), args);
         let id = NodeId(index as u32);
         match seen.get(&key) {
             Some(earlier) if node.outputs.len() == 1 => {
@@ -49,29 +46,27 @@ pub fn eliminate_common_subexpressions(graph: &mut Graph) {
 }
 
 /// What makes two pure nodes the same computation: the op with its attributes, and the
-/// arguments after earlier replacements. Equality is structural; a float attribute or
-/// argument that is NaN never equals itself, which only forgoes a merge.
+/// arguments after earlier replacements. Equality is structural, with floats compared by
+/// their bits (`x * 0.0` and `x * -0.0` differ).
 #[derive(Debug, PartialEq)]
-struct Key {
+pub struct Key {
     op: Op,
     args: Vec<Arg>,
 }
 
+impl Key {
+    pub fn new(op: Op, args: Vec<Arg>) -> Key {
+        Key { op, args }
+    }
+}
+
 impl Eq for Key {}
 
-/// Hashes what equality compares except floats, so equal keys hash equally.
+/// Hashes the op's name and the arguments; equal keys hash equally.
 impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.op.name().hash(state);
-        for arg in &self.args {
-            std::mem::discriminant(arg).hash(state);
-            match arg {
-                Arg::Tensor(value) => value.hash(state),
-                Arg::Int(dim) => dim.hash(state),
-                Arg::Bool(value) => value.hash(state),
-                Arg::Float(_) => {}
-            }
-        }
+        self.args.hash(state);
     }
 }
 

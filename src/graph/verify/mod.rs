@@ -148,10 +148,24 @@ fn check_kind(graph: &Graph, node: &Node, bound: &HashSet<SymbolId>) -> Result<(
         NodeKind::Item if !matches!(node.args.as_slice(), [Arg::Tensor(_)]) => {
             Err("item() takes one tensor".to_string())
         }
-        NodeKind::DeviceAssert { .. } => match node.args.as_slice() {
-            [Arg::Tensor(value)] if graph.meta(*value).dtype == DType::Bool => Ok(()),
-            _ => Err("a device assert takes one bool tensor".to_string()),
-        },
+        NodeKind::DeviceAssert { located, .. } => {
+            let subjects = match located {
+                None => 0,
+                Some(located) if located.op.is_some() => 2,
+                Some(_) => 1,
+            };
+            match node.args.as_slice() {
+                [Arg::Tensor(value), rest @ ..]
+                    if graph.meta(*value).dtype == DType::Bool && rest.len() == subjects =>
+                {
+                    Ok(())
+                }
+                _ => Err(
+                    "a device assert takes one bool tensor (and what locates a failure)"
+                        .to_string(),
+                ),
+            }
+        }
         NodeKind::Assert { cond, .. } if !graph.env.is_bool(*cond) => {
             Err("an assert's condition is not boolean".to_string())
         }

@@ -33,7 +33,7 @@ use super::rewrite::{for_each_use, retain};
 use crate::graph::fused::OutputKind;
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeId, NodeKind, Part, ValueRef};
 use crate::graph::op::Op;
-use crate::graph::shape::Dim;
+use crate::graph::shape::{Dim, Meta};
 use crate::sym::ExprId;
 
 /// What a device lets the pass form.
@@ -41,11 +41,20 @@ use crate::sym::ExprId;
 pub struct FusionPolicy {
     /// The most members in one group.
     pub max_members: usize,
+    /// Whether groups hold elementwise members only: no reductions, no compaction by a mask.
+    pub elementwise_only: bool,
+    /// The most tensors (operands plus outputs) one kernel may bind; a group needing more
+    /// stays unfused.
+    pub max_tensors: usize,
 }
 
 impl Default for FusionPolicy {
     fn default() -> FusionPolicy {
-        FusionPolicy { max_members: 64 }
+        FusionPolicy {
+            max_members: 64,
+            elementwise_only: false,
+            max_tensors: usize::MAX,
+        }
     }
 }
 
@@ -62,7 +71,7 @@ pub fn fuse(graph: &mut Graph, policy: &FusionPolicy) {
         }
     }
     let groups = find_groups(graph, policy);
-    rewrite(graph, &groups);
+    rewrite(graph, &groups, policy);
 }
 
 fn find_groups(graph: &Graph, policy: &FusionPolicy) -> Vec<Group> {
@@ -72,11 +81,18 @@ fn find_groups(graph: &Graph, policy: &FusionPolicy) -> Vec<Group> {
         if let Some(group) = &mut open
             && group.members.len() < policy.max_members
             && let Some(value) = group.joins(graph, node)
+            && (!policy.elementwise_only || value == group::Value::Element)
         {
             group.add(index, node, value);
             continue;
         }
-        let candidate = Group::start(graph, index, node);
+        let candidate = Group::start(graph, index, node).filter(|group| {
+            !policy.elementwise_only
+                || group
+                    .values
+                    .values()
+                    .all(|value| *value == group::Value::Element)
+        });
         if candidate.is_some()
             || open
                 .as_ref()
@@ -148,7 +164,7 @@ fn visit_reads(node: &Node, visit: &mut impl FnMut(ValueRef)) {
 }
 
 /// Replaces each group by one fused node at the place of its last member.
-fn rewrite(graph: &mut Graph, groups: &[Group]) {
+fn rewrite(graph: &mut Graph, groups: &[Group], policy: &FusionPolicy) {
     let mut live = vec![true; graph.nodes.len()];
     let mut moved: HashMap<usize, ValueRef> = HashMap::new();
     let mut fused = Vec::new();
@@ -159,6 +175,9 @@ fn rewrite(graph: &mut Graph, groups: &[Group]) {
         else {
             continue;
         };
+        if kernel.inputs.len() + kernel.outputs.len() > policy.max_tensors {
+            continue;
+        }
         let last = *group.members.last().expect("a group has members");
         let mut output = 0;
         for (&member, escapes) in group.members.iter().zip(&escaping) {
@@ -232,4 +251,46 @@ fn escaping(graph: &Graph, members: &[usize]) -> Vec<bool> {
     }
     graph.output.visit_values(&mut mark);
     escapes
+}
+
+/// The kernel of one elementwise op on operands of `inputs` (0-d for host scalars) giving
+/// `output`: what a device that runs every elementwise op as a fused kernel runs for an op
+/// that was not fused. `None` for an op that is not elementwise.
+pub fn single(op: &Op, inputs: &[Meta], output: &Meta) -> Option<crate::graph::fused::FusedKernel> {
+    if !matches!(
+        op,
+        Op::Binary(_) | Op::Unary(_) | Op::Cast(_) | Op::Where | Op::Clamp { .. }
+    ) {
+        return None;
+    }
+    let mut graph = Graph::new("op", crate::sym::ShapeEnv::new());
+    let mut args = Vec::with_capacity(inputs.len());
+    for (position, meta) in inputs.iter().enumerate() {
+        let id = graph.push(Node {
+            kind: NodeKind::Input {
+                path: vec![position],
+                name: format!("x{position}"),
+            },
+            args: Vec::new(),
+            outputs: vec![meta.clone()],
+            binds: Vec::new(),
+            span: crate::source::Span::default(),
+            trace: Vec::new(),
+        });
+        args.push(Arg::Tensor(ValueRef {
+            node: id,
+            output: 0,
+        }));
+    }
+    let member = graph.nodes.len();
+    graph.push(Node {
+        kind: NodeKind::Op(op.clone()),
+        args,
+        outputs: vec![output.clone()],
+        binds: Vec::new(),
+        span: crate::source::Span::default(),
+        trace: Vec::new(),
+    });
+    let (kernel, _) = build::build(&graph, &[member], &[true], &output.shape, false)?;
+    Some(kernel)
 }
