@@ -304,3 +304,19 @@ fn traces_record_types_and_what_checks_became() {
         became("check u <= n")
     );
 }
+
+#[test]
+fn a_problem_found_twice_is_reported_once() {
+    // The static checks and the trace of `f` both find `foo`.
+    let text = "@compile\nfn f(x: f32[n]) -> f32[n] {\n    return x + foo\n}\n";
+    let found = on_big_stack(move || {
+        let input = Input {
+            name: "twice.tsl".to_string(),
+            path: None,
+            text: text.to_string(),
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        messages(&analyze(input, Overlay::new(), Options::default(), stop))
+    });
+    assert_eq!(found, ["name-error: `foo` is not defined"]);
+}

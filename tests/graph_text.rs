@@ -180,7 +180,7 @@ fn node_expressions(node: &Node, found: &mut Vec<ExprId>) {
     }
     match &node.kind {
         NodeKind::Op(op) => op.dims().iter().for_each(|dim| dim_expression(dim, found)),
-        NodeKind::Assert { cond, message } => {
+        NodeKind::Assert { cond, message, .. } => {
             found.push(*cond);
             template_expressions(message, found);
         }

@@ -104,6 +104,10 @@ fn diagnostics_are_published_at_their_ranges() {
         "{message}"
     );
     assert_eq!(diagnostics[3]["severity"], 1);
+    assert_eq!(
+        diagnostics[3]["data"]["suggestions"],
+        json!(["check a * 2 == b * 3"])
+    );
     // A shape error in a compiled function.
     let shapes = "@compile\nfn f(x: f32[n, 3], y: f32[4, m]) -> f32[n, m] {\n    return x @ y\n}\n";
     let uri = "file:///tmp/tsl-lsp-ranges/b.tsl";
@@ -488,13 +492,20 @@ fn closing_a_document_clears_its_diagnostics() {
 
 #[test]
 fn editing_a_used_file_checks_its_users_again() {
-    let directory = std::env::temp_dir().join(format!("tsl-lsp-users-{}", std::process::id()));
+    let root = std::env::temp_dir().join(format!("tsl-lsp-users-{}", std::process::id()));
+    let directory = root.join("tsl-lsp-users-main");
+    let library = root.join("tsl-lsp-users-lib");
     std::fs::create_dir_all(&directory).expect("a scratch directory");
-    std::fs::write(directory.join("lib.tsl"), "fn f(x) {\n    return x\n}\n").expect("lib");
+    std::fs::create_dir_all(&library).expect("a scratch directory");
+    std::fs::write(library.join("lib.tsl"), "fn f(x) {\n    return x\n}\n").expect("lib");
     let main_uri = uri_of(&directory.join("main.tsl"));
-    let lib_uri = uri_of(&directory.join("lib.tsl"));
+    let lib_uri = uri_of(&library.join("lib.tsl"));
     let mut client = TestClient::plain();
-    let first = client.open_and_check(&main_uri, "use \"lib.tsl\" as lib\nprint(lib.g(1))\n");
+    // The path goes through `..`, as `use` paths often do.
+    let first = client.open_and_check(
+        &main_uri,
+        "use \"../tsl-lsp-users-lib/lib.tsl\" as lib\nprint(lib.g(1))\n",
+    );
     assert_eq!(first.len(), 1, "{first:#?}");
     client.open_and_check(&lib_uri, "fn f(x) {\n    return x\n}\n");
     // Unsaved: main sees the buffer, not the file on disk.

@@ -16,7 +16,7 @@ fn asserts(graph: &Graph) -> Vec<String> {
     let mut found = Vec::new();
     for node in &graph.nodes {
         match &node.kind {
-            NodeKind::Assert { cond, message } => {
+            NodeKind::Assert { cond, message, .. } => {
                 found.push(format!(
                     "assert {} {}",
                     graph.env.display(*cond),

@@ -343,6 +343,25 @@ mod terminal {
             PROMPT,
         );
 
+        // Ctrl-C also stops a compiled call inside its one long fused kernel (minutes of
+        // work uninterrupted, longer than the 60 s this test waits for any output).
+        exchange(
+            &mut session,
+            "@compile(dynamic = true)\r",
+            &[],
+            CONTINUATION,
+        );
+        let long = "fn long(x: f32[n]) { let y = x; for i in range(400) { y = y * 1.0001 + 0.5 }; return y.sum() }\r";
+        exchange(&mut session, long, &[], PROMPT);
+        exchange(&mut session, "long(ones(2))\r", &["tensor("], PROMPT);
+        exchange(&mut session, "let big = ones(16000000)\r", &[], PROMPT);
+        let call = "print(\"calling\"); long(big)\r";
+        session.send(call).expect("typing");
+        wait_for(&mut session, "calling", call);
+        std::thread::sleep(Duration::from_millis(300));
+        exchange(&mut session, "\x03", &["interrupted"], PROMPT);
+        exchange(&mut session, "long(ones(2))\r", &["tensor("], PROMPT);
+
         // Ctrl-D leaves with status 0; the history was written.
         session
             .send(ControlCode::EndOfTransmission)

@@ -61,26 +61,7 @@ fn generate(kernel: &FusedKernel, inputs: Vec<Layout>, rank: usize) -> Wgsl {
 fn every_elementwise_op_on_every_dtype_generates_valid_wgsl() {
     let dtypes = [DType::F32, DType::I64, DType::Bool];
     let mut generated = 0;
-    let binary = [
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::FloorDiv,
-        BinaryOp::Rem,
-        BinaryOp::Pow,
-        BinaryOp::Eq,
-        BinaryOp::Ne,
-        BinaryOp::Lt,
-        BinaryOp::Le,
-        BinaryOp::Gt,
-        BinaryOp::Ge,
-        BinaryOp::And,
-        BinaryOp::Or,
-        BinaryOp::Maximum,
-        BinaryOp::Minimum,
-    ];
-    for op in binary {
+    for op in BinaryOp::ALL {
         for a in dtypes {
             for b in dtypes {
                 let inputs = [meta(a, &[4]), meta(b, &[4])];
@@ -92,18 +73,7 @@ fn every_elementwise_op_on_every_dtype_generates_valid_wgsl() {
             }
         }
     }
-    let unary = [
-        UnaryOp::Neg,
-        UnaryOp::Abs,
-        UnaryOp::Exp,
-        UnaryOp::Log,
-        UnaryOp::Sqrt,
-        UnaryOp::Relu,
-        UnaryOp::Sigmoid,
-        UnaryOp::Tanh,
-        UnaryOp::Not,
-    ];
-    for op in unary {
+    for op in UnaryOp::ALL {
         for a in dtypes {
             if let Some(kernel) = kernel_of(&Op::Unary(op), &[meta(a, &[4])]) {
                 validate(&generate(&kernel, vec![Layout::Contiguous], 1));

@@ -17,7 +17,7 @@ pub const MAX_ELEMENTS: usize = 1 << 31;
 ///
 /// [`KernelError::diagnostic`] maps the variants to diagnostic codes: `TooLarge`,
 /// `OutOfMemory`, `DivisionByZero` and `Value` to value errors, `IndexOutOfRange`, `Shape` and `Empty` to
-/// `shape-error`, `Type` to `type-error`, and `Input` to `input-error`.
+/// `shape-error`, `Type` to `type-error`, and `Input` and `Interrupted` to `input-error`.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum KernelError {
     /// An allocation over [`MAX_ELEMENTS`]; `numel` saturates at `u128::MAX`.
@@ -29,6 +29,9 @@ pub enum KernelError {
         describe_bytes(*bytes)
     )]
     OutOfMemory { bytes: u64 },
+    /// The session's interrupt flag was set (Ctrl-C) while the operation ran.
+    #[error("interrupted")]
+    Interrupted,
     /// Integer `//` or `%` by zero.
     #[error("integer division by zero")]
     DivisionByZero,
@@ -101,7 +104,7 @@ impl KernelError {
                 Code::ShapeError
             }
             KernelError::Type(_) => Code::TypeError,
-            KernelError::Input(_) => Code::InputError,
+            KernelError::Input(_) | KernelError::Interrupted => Code::InputError,
             KernelError::InMember { .. } | KernelError::Internal(_) => Code::InternalError,
         };
         let diagnostic = Diagnostic::error(code, span, self.to_string());

@@ -2,6 +2,7 @@
 //!
 //! - `error`: the error every device's kernels return, and the allocation limit;
 //! - `host`: tensors in host memory;
+//! - `interrupt`: Ctrl-C reaching the executor and chunked kernels;
 //! - `memory`: fallible reservation of result buffers (out of memory is an error);
 //! - `cpu`: the CPU device (ndarray kernels);
 //! - `exec`: the graph executor, which reaches kernels only through its `Device` trait;
@@ -15,6 +16,7 @@ pub mod exec;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod host;
+pub mod interrupt;
 pub mod memory;
 
 pub use dispatch::{DeviceKind, Devices, Dispatch, Target, Tensor, Unavailable};

@@ -12,6 +12,7 @@
 
 mod arity;
 pub mod facts;
+mod globals;
 pub mod names;
 
 use std::cell::RefCell;
@@ -82,7 +83,7 @@ pub fn check_source(
     let mut seen = HashSet::new();
     let mut found = parsed.diagnostics;
     for diagnostic in problems {
-        seen.insert((diagnostic.code, diagnostic.span));
+        seen.insert(key(&diagnostic));
         found.push(diagnostic);
     }
     for function in module.compiled_functions() {
@@ -113,7 +114,7 @@ pub fn check_source(
 fn trace(
     interpreter: &mut Interpreter,
     function: &Rc<crate::eval::Function>,
-    seen: &mut HashSet<(Code, Option<Span>)>,
+    seen: &mut HashSet<Key>,
     found: &mut Vec<Diagnostic>,
 ) {
     if let Some(mut unannotated) = Interpreter::unannotated_parameter(function) {
@@ -130,11 +131,19 @@ fn trace(
     let (traced, notes) = interpreter.trace_from_annotations(function);
     let error = traced.err().map(|diagnostic| *diagnostic);
     for diagnostic in notes.iter().chain(&error) {
-        let fresh = seen.insert((diagnostic.code, diagnostic.span));
+        let fresh = seen.insert(key(diagnostic));
         if fresh && diagnostic.code != Code::SyntaxError {
             found.push(diagnostic.clone());
         }
     }
+}
+
+/// What makes two diagnostics the same problem: the static checks and a trace may both find
+/// an undefined name, and a loop may ask a trace the same question again.
+type Key = (Code, Option<Span>, String);
+
+fn key(diagnostic: &Diagnostic) -> Key {
+    (diagnostic.code, diagnostic.span, diagnostic.message.clone())
 }
 
 /// Each problem once (the static name check and a trace may both find an unknown name), in

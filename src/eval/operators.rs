@@ -25,6 +25,16 @@ impl Interpreter {
         }
         let runtime = |value: &Value| matches!(value, Value::RuntimeScalar(_));
         let symbolic = |value: &Value| matches!(value, Value::SymInt(_) | Value::SymBool(_));
+        let division = matches!(op, BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem);
+        if division && (runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b)) {
+            // Host division: eager code refuses a zero divisor; so does the trace.
+            match &b {
+                Value::Int(0) | Value::Bool(false) => return Err(division_by_zero(span)),
+                Value::Float(x) if *x == 0.0 => return Err(division_by_zero(span)),
+                Value::SymInt(divisor) => self.trace_divisor(*divisor, span)?,
+                _ => {}
+            }
+        }
         if !runtime(&a) && !runtime(&b) && (symbolic(&a) || symbolic(&b)) {
             if let Some(value) = self.symbolic_binary(op, &a, &b, span)? {
                 return Ok(value);
@@ -483,15 +493,23 @@ fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
 }
 
 fn unsupported(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Box<crate::diag::Diagnostic> {
+    // Host numbers (known now, or only when a compiled graph runs) are worded as plain
+    // numbers are, so compiled and eager code report the same message.
+    let kinds = [a.kind(), b.kind()];
+    let numbers = kinds
+        .iter()
+        .all(|kind| matches!(kind.as_str(), "int" | "float" | "bool"));
+    let operands = if numbers && kinds.iter().any(|kind| kind == "float") {
+        "floats".to_string()
+    } else if numbers {
+        "ints".to_string()
+    } else {
+        format!("{} and {}", kinds[0], kinds[1])
+    };
     let diagnostic = error(
         Code::TypeError,
         span,
-        format!(
-            "`{}` is not defined for {} and {}",
-            op.symbol(),
-            a.kind(),
-            b.kind()
-        ),
+        format!("`{}` is not defined for {operands}", op.symbol()),
     );
     let help = match (a, b) {
         (Value::Str(_), _) | (_, Value::Str(_)) => {

@@ -441,6 +441,63 @@ mod tests {
         assert_eq!(value_of(&mut interpreter, "1 + 1").as_deref(), Some("2"));
     }
 
+    /// Runs `cell` (whose last expression is a compiled call that would run for tens of
+    /// seconds) with the interrupt flag set 300 ms in: it must come back interrupted, which
+    /// only happens if the call itself stops (nothing is evaluated after it).
+    fn interrupted_in_compiled_code(interpreter: &mut Interpreter, cell: &str) -> Option<String> {
+        let flag = interpreter.interrupt_flag();
+        let interrupter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let outcome = value_of(interpreter, cell);
+        interrupter.join().expect("the interrupting thread");
+        outcome
+    }
+
+    #[test]
+    fn an_interrupt_stops_a_long_fused_kernel() {
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        // One fused kernel of 800 instructions over 16M elements: minutes in a debug build,
+        // a fraction of a second per task of 65,536 elements.
+        let setup = "@compile(dynamic = true)
+fn long(x: f32[n]) {
+    let y = x
+    for i in range(400) { y = y * 1.0001 + 0.5 }
+    return y.sum()
+}
+long(ones(2))
+let big = ones(16000000)";
+        assert_eq!(value_of(&mut interpreter, setup), None);
+        let started = std::time::Instant::now();
+        let outcome = interrupted_in_compiled_code(&mut interpreter, "long(big)");
+        assert_eq!(outcome.as_deref(), Some("interrupted"));
+        // Stopped inside the kernel, not after it: a liveness bound far above a task's time.
+        let waited = started.elapsed();
+        assert!(waited < Duration::from_secs(20), "took {waited:?}");
+        assert_eq!(
+            value_of(&mut interpreter, "(long(ones(2)) > 0.0).item()").as_deref(),
+            Some("true")
+        );
+    }
+
+    #[test]
+    fn an_interrupt_stops_a_compiled_call_between_operations() {
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        let setup = "@compile(dynamic = true)
+fn chain(y: f32[n, n], w: f32[n, n]) {
+    for i in range(300) { y = y @ w }
+    return y.sum()
+}
+chain(ones(2, 2), ones(2, 2))
+let y = ones(1024, 1024)
+let w = ones(1024, 1024) * 0.001";
+        assert_eq!(value_of(&mut interpreter, setup), None);
+        let outcome = interrupted_in_compiled_code(&mut interpreter, "chain(y, w)");
+        assert_eq!(outcome.as_deref(), Some("interrupted"));
+        assert_eq!(value_of(&mut interpreter, "1 + 1").as_deref(), Some("2"));
+    }
+
     #[test]
     fn log_channels_are_set_and_described() {
         let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));

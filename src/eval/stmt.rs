@@ -229,7 +229,7 @@ impl Interpreter {
             Value::Bool(b) => (*b, Code::CheckFailed),
             Value::SymBool(cond) => return self.trace_check(*cond, &message_of, span),
             Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
-                self.require_one_bool(tensor, condition.span)?;
+                self.require_one_bool(&value, tensor, condition.span)?;
                 let template = message_of(self)?;
                 let scalar = matches!(value, Value::RuntimeScalar(_));
                 let located = predicate.as_ref().filter(|_| !scalar);
@@ -381,28 +381,35 @@ impl Interpreter {
         }
     }
 
-    /// A traced check on tensor data needs one `bool` element.
-    fn require_one_bool(&mut self, tensor: &TensorValue, span: Span) -> Result<()> {
+    /// A traced check on tensor data needs one `bool` element. A wrong dtype is reported as
+    /// eager code reports it for the same value (a tensor, or a host number).
+    fn require_one_bool(&mut self, value: &Value, tensor: &TensorValue, span: Span) -> Result<()> {
+        let message = match value {
+            Value::Tensor(_) => format!(
+                "`check` needs a bool or a one-element bool tensor, got a tensor {}",
+                tensor.meta()
+            ),
+            other => format!("`check` needs a bool condition, got {}", other.kind()),
+        };
         if tensor.dtype() != DType::Bool {
-            return Err(error(
-                Code::TypeError,
-                span,
-                format!(
-                    "`check` needs a bool condition, got a tensor {}",
-                    tensor.meta()
-                ),
-            )
-            .into());
+            return Err(error(Code::TypeError, span, message).into());
         }
         let dims = tensor.dims();
-        self.with_sizes(span, |sizes| {
-            let count = crate::graph::shape::numel(sizes, &dims)?;
-            sizes.require(count, Cmp::Eq, Dim::ONE, &|| {
-                "`check` needs a one-element bool tensor; reduce it with all(...) or any(...)"
-                    .to_string()
-            })
-        })
-        .map_err(|rule| super::tensor::rule_error(rule, span))
+        let count = self
+            .with_sizes(span, |sizes| crate::graph::shape::numel(sizes, &dims))
+            .map_err(|rule| super::tensor::rule_error(rule, span))?;
+        match count {
+            Dim::Known(1) => Ok(()),
+            Dim::Known(_) => Err(error(Code::TypeError, span, message).into()),
+            Dim::Sym(count) => {
+                let one = self.env().int(1);
+                let cond = self
+                    .env()
+                    .compare(Cmp::Eq, count, one)
+                    .map_err(|failure| error(Code::ValueError, span, failure.to_string()))?;
+                self.trace_requirement(cond, Code::TypeError, &message, span)
+            }
+        }
     }
 
     fn exec_check_size(&mut self, value: &Expr, max: Option<&Expr>, span: Span) -> Result<()> {

@@ -78,6 +78,7 @@ impl Interpreter {
         let predicted =
             shape::infer(&mut op, &metas, &mut Concrete).map_err(|e| rule_error(e, span))?;
         let results = crate::backend::memory::result_sizes(&predicted);
+        backend::interrupt::watch(&self.interrupt);
         let mut dispatch = self.dispatch();
         let inputs = operands
             .into_iter()

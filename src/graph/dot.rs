@@ -142,7 +142,7 @@ fn sizes_used(node: &Node, expressions: &mut Vec<ExprId>) {
             }));
             return;
         }
-        NodeKind::Assert { cond, message } => {
+        NodeKind::Assert { cond, message, .. } => {
             expressions.push(*cond);
             &message.0
         }

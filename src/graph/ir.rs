@@ -12,7 +12,7 @@ use std::fmt;
 
 use super::op::{BinaryOp, IndexSpec, Op};
 use super::shape::{Dim, Meta};
-use crate::diag::Frame;
+use crate::diag::{Code, Frame};
 use crate::dtype::DType;
 use crate::source::Span;
 use crate::sym::{ExprId, ShapeEnv, SymbolId};
@@ -47,12 +47,40 @@ impl ValueRef {
 }
 
 /// An operand of a node: a tensor value, or a host number (possibly a symbolic int).
-#[derive(Clone, Debug, PartialEq)]
+/// Floats compare by their bits, so `0.0` and `-0.0` stay different operands (common
+/// subexpressions must not merge `x * 0.0` with `x * -0.0`) and a graph equals its parse.
+#[derive(Clone, Debug)]
 pub enum Arg {
     Tensor(ValueRef),
     Int(Dim),
     Float(f64),
     Bool(bool),
+}
+
+impl PartialEq for Arg {
+    fn eq(&self, other: &Arg) -> bool {
+        match (self, other) {
+            (Arg::Tensor(a), Arg::Tensor(b)) => a == b,
+            (Arg::Int(a), Arg::Int(b)) => a == b,
+            (Arg::Float(a), Arg::Float(b)) => a.to_bits() == b.to_bits(),
+            (Arg::Bool(a), Arg::Bool(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Arg {}
+
+impl std::hash::Hash for Arg {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Arg::Tensor(value) => value.hash(state),
+            Arg::Int(dim) => dim.hash(state),
+            Arg::Float(value) => value.to_bits().hash(state),
+            Arg::Bool(value) => value.hash(state),
+        }
+    }
 }
 
 /// A piece of a message or printed line, formatted when the graph runs.
@@ -118,10 +146,13 @@ pub enum NodeKind {
     /// one-element `f32` for `f32`.
     Item,
     /// A runtime assert on sizes and scalars: `check`, `check_size`, or an assumption a shape
-    /// rule made on its general path.
+    /// rule made on its general path. A failure reports `code` with the message: a check's
+    /// `check-failed`, or the error eager code raises where the rule's assumption fails (a
+    /// `shape-error` whose message shows the run's values).
     Assert {
         cond: ExprId,
         message: Template,
+        code: Code,
     },
     /// A `check` on tensor data: argument 0 is a one-element `bool` tensor. `scalar` marks
     /// a condition that was a host value in the user's code (`check x.sum().item() > 0.0`),

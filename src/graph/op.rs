@@ -39,6 +39,27 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// Every binary op, for tools and tests that go through them all.
+    pub const ALL: [BinaryOp; 17] = [
+        Self::Add,
+        Self::Sub,
+        Self::Mul,
+        Self::Div,
+        Self::FloorDiv,
+        Self::Rem,
+        Self::Pow,
+        Self::Eq,
+        Self::Ne,
+        Self::Lt,
+        Self::Le,
+        Self::Gt,
+        Self::Ge,
+        Self::And,
+        Self::Or,
+        Self::Maximum,
+        Self::Minimum,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             BinaryOp::Add => "add",
@@ -112,6 +133,21 @@ pub enum UnaryOp {
 }
 
 impl UnaryOp {
+    /// Every unary op, for tools and tests that go through them all.
+    pub const ALL: [UnaryOp; 11] = [
+        Self::Neg,
+        Self::Abs,
+        Self::Exp,
+        Self::Log,
+        Self::Sqrt,
+        Self::Relu,
+        Self::Sigmoid,
+        Self::Tanh,
+        Self::Not,
+        Self::IsNan,
+        Self::IsInf,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             UnaryOp::Neg => "neg",
@@ -157,6 +193,19 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
+    /// Every reduce op, for tools and tests that go through them all.
+    pub const ALL: [ReduceOp; 9] = [
+        Self::Sum,
+        Self::Mean,
+        Self::Max,
+        Self::Min,
+        Self::Prod,
+        Self::Argmax,
+        Self::Argmin,
+        Self::All,
+        Self::Any,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ReduceOp::Sum => "sum",
@@ -181,10 +230,21 @@ impl ReduceOp {
 }
 
 /// A host number that is an attribute of an op: an int (possibly a symbolic size) or a float.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Floats compare by their bits, as [`crate::graph::ir::Arg`] does.
+#[derive(Clone, Copy, Debug)]
 pub enum Number {
     Int(Dim),
     Float(f64),
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Number) -> bool {
+        match (self, other) {
+            (Number::Int(a), Number::Int(b)) => a == b,
+            (Number::Float(a), Number::Float(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
 }
 
 /// One item of a canonical index expression `x[…]`. Tensor indices (masks and index tensors)

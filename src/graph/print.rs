@@ -27,6 +27,7 @@
 
 mod op;
 
+use crate::diag::Code;
 use std::fmt::Write as _;
 
 use super::ir::{
@@ -179,10 +180,20 @@ fn write_node(text: &mut String, graph: &Graph, index: u32, node: &Node) {
                 dtype.unwrap_or_default()
             );
         }
-        NodeKind::Assert { cond, message } => {
+        NodeKind::Assert {
+            cond,
+            message,
+            code,
+        } => {
+            // A check's code is the default and is not written.
+            let code = if *code == Code::CheckFailed {
+                String::new()
+            } else {
+                format!("{code} ")
+            };
             let _ = write!(
                 text,
-                "assert {}, {}",
+                "assert {}, {code}{}",
                 env.display(*cond),
                 template(message, graph)
             );

@@ -12,6 +12,7 @@ use super::lines::Encoding;
 use super::snapshot::{Context, Named, Snapshot};
 use crate::check::facts::{Binding, DefinitionKind};
 use crate::eval::Interpreter;
+use crate::syntax::words::{after_use_std, is_word_char};
 
 /// Each used module's name with its members.
 pub type Modules = Vec<(String, Vec<Named>)>;
@@ -204,22 +205,6 @@ fn in_annotation(head: &str) -> bool {
     };
     let open = header.matches('(').count() > header.matches(')').count();
     (trimmed.ends_with(':') && open) || trimmed.ends_with("->")
-}
-
-/// Whether `text` ends with `use std` (as a statement, not `reuse std`).
-fn after_use_std(text: &str) -> bool {
-    let Some(rest) = text.strip_suffix("std") else {
-        return false;
-    };
-    let keyword = rest.trim_end();
-    keyword.len() < rest.len()
-        && keyword
-            .strip_suffix("use")
-            .is_some_and(|before| !before.ends_with(is_word_char))
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
 }
 
 #[cfg(test)]

@@ -57,8 +57,15 @@ fn convert(context: &Context<'_>, diagnostic: &Diagnostic) -> lsp_types::Diagnos
         message: message(diagnostic),
         related_information: (!related.is_empty()).then_some(related),
         tags: None,
-        data: None,
+        data: suggested(diagnostic),
     }
+}
+
+/// The statements the help suggests (`check u0 <= n`), kept for clients that build their own
+/// fixes; the server's quick fixes insert them.
+fn suggested(diagnostic: &Diagnostic) -> Option<serde_json::Value> {
+    let suggestions = super::actions::suggestions(diagnostic);
+    (!suggestions.is_empty()).then(|| serde_json::json!({ "suggestions": suggestions }))
 }
 
 /// Notes that a trace without input values specialised on a size are hints: every compiled

@@ -21,7 +21,7 @@ impl Document {
     pub fn new(uri: &str, text: String, version: i32) -> Document {
         Document {
             index: LineIndex::new(&text),
-            path: uri::to_path(uri),
+            path: uri::to_path(uri).map(|path| crate::source::normalize(&path)),
             text,
             version,
         }

@@ -10,7 +10,8 @@
 //! Code map: `lines` (byte offsets and LSP positions, UTF-8 or UTF-16), `uri` (`file:` URIs
 //! and paths), `documents` (the open buffers), `convert` (diagnostics), `snapshot` (building
 //! one from an analysis), `hover`, `definition`, `completion`, `symbols`, `inlay`, `actions`
-//! (the features), `server` (the main loop: debouncing, cancellation, shutdown).
+//! (the features), `requests` (answering them), `server` (the main loop: debouncing,
+//! cancellation, shutdown).
 //!
 //! Only this module knows LSP types, and nothing here writes to stdout except protocol frames.
 
@@ -23,6 +24,7 @@ mod documents;
 mod hover;
 mod inlay;
 mod lines;
+mod requests;
 mod server;
 mod snapshot;
 mod symbols;

@@ -24,16 +24,15 @@ use lsp_server::{
 use lsp_types::notification::Notification as _;
 use lsp_types::request::Request as _;
 use lsp_types::{
-    CodeActionParams, CompletionParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DidSaveTextDocumentParams, DocumentSymbolParams,
-    DocumentSymbolResponse, GotoDefinitionParams, HoverParams, InlayHintParams, LogMessageParams,
-    MessageType, PublishDiagnosticsParams, notification, request,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, LogMessageParams, MessageType, PublishDiagnosticsParams,
+    notification, request,
 };
 
-use super::Client;
 use super::analysis::{self, Done, Job};
 use super::documents::{Document, Documents};
 use super::snapshot::Snapshot;
+use super::{Client, requests};
 use crate::eval::{LogChannels, Status};
 
 /// How long typing must pause before a changed document is analysed.
@@ -163,7 +162,9 @@ impl Server {
                 });
             }
             notification::DidOpenTextDocument::METHOD => {
-                if let Ok(params) = parse::<DidOpenTextDocumentParams>(notification.params) {
+                if let Ok(params) =
+                    requests::parse::<DidOpenTextDocumentParams>(notification.params)
+                {
                     let uri = params.text_document.uri.as_str().to_string();
                     let document = Document::new(
                         &uri,
@@ -175,12 +176,16 @@ impl Server {
                 }
             }
             notification::DidChangeTextDocument::METHOD => {
-                if let Ok(params) = parse::<DidChangeTextDocumentParams>(notification.params) {
+                if let Ok(params) =
+                    requests::parse::<DidChangeTextDocumentParams>(notification.params)
+                {
                     self.change(params);
                 }
             }
             notification::DidSaveTextDocument::METHOD => {
-                if let Ok(params) = parse::<DidSaveTextDocumentParams>(notification.params) {
+                if let Ok(params) =
+                    requests::parse::<DidSaveTextDocumentParams>(notification.params)
+                {
                     let uri = params.text_document.uri.as_str().to_string();
                     if self.documents.get(&uri).is_some() {
                         self.changed(&uri, Instant::now());
@@ -188,12 +193,15 @@ impl Server {
                 }
             }
             notification::DidCloseTextDocument::METHOD => {
-                if let Ok(params) = parse::<DidCloseTextDocumentParams>(notification.params) {
+                if let Ok(params) =
+                    requests::parse::<DidCloseTextDocumentParams>(notification.params)
+                {
                     self.close(params.text_document.uri.as_str());
                 }
             }
             notification::Cancel::METHOD => {
-                if let Ok(params) = parse::<lsp_types::CancelParams>(notification.params) {
+                if let Ok(params) = requests::parse::<lsp_types::CancelParams>(notification.params)
+                {
                     self.cancel(params.id);
                 }
             }
@@ -379,11 +387,12 @@ impl Server {
             return;
         }
         if method == request::Completion::METHOD {
-            let response = self.complete(&request);
+            let response =
+                requests::complete(&request, &self.documents, &self.snapshots, self.client);
             self.respond(response);
             return;
         }
-        let Some(uri) = document_of(&request) else {
+        let Some(uri) = requests::document_of(&request) else {
             let refusal = Response::new_err(
                 request.id,
                 ErrorCode::MethodNotFound as i32,
@@ -393,7 +402,11 @@ impl Server {
             return;
         };
         if self.is_current(&uri) || !self.will_be_current(&uri) {
-            let response = self.answer(&request, &uri);
+            let response = requests::answer(
+                &request,
+                self.snapshots.get(&uri).map(Arc::as_ref),
+                self.client,
+            );
             self.respond(response);
         } else {
             self.parked.push(Parked {
@@ -423,7 +436,8 @@ impl Server {
             .partition(|parked| parked.uri == uri);
         self.parked = waiting;
         for parked in ready {
-            let response = self.answer(&parked.request, &parked.uri);
+            let snapshot = self.snapshots.get(&parked.uri).map(Arc::as_ref);
+            let response = requests::answer(&parked.request, snapshot, self.client);
             self.respond(response);
         }
     }
@@ -435,100 +449,11 @@ impl Server {
             .partition(|parked| parked.until <= now);
         self.parked = waiting;
         for parked in expired {
-            let response = self.answer(&parked.request, &parked.uri);
+            let snapshot = self.snapshots.get(&parked.uri).map(Arc::as_ref);
+            let response = requests::answer(&parked.request, snapshot, self.client);
             self.respond(response);
         }
     }
-
-    /// Answers a document request from the newest analysis of the document.
-    fn answer(&self, request: &Request, uri: &str) -> Response {
-        let id = request.id.clone();
-        let snapshot = self.snapshots.get(uri);
-        let (encoding, markdown) = (self.client.encoding, self.client.markdown);
-        let params = request.params.clone();
-        let result = match request.method.as_str() {
-            request::HoverRequest::METHOD => parse::<HoverParams>(params).map(|params| {
-                let position = params.text_document_position_params.position;
-                let hover =
-                    snapshot.and_then(|s| super::hover::at(s, position, encoding, markdown));
-                serde_json::to_value(hover)
-            }),
-            request::GotoDefinition::METHOD => {
-                parse::<GotoDefinitionParams>(params).map(|params| {
-                    let position = params.text_document_position_params.position;
-                    serde_json::to_value(
-                        snapshot.and_then(|s| super::definition::at(s, position, encoding)),
-                    )
-                })
-            }
-            request::DocumentSymbolRequest::METHOD => {
-                parse::<DocumentSymbolParams>(params).map(|_| {
-                    let symbols = snapshot.map_or_else(Vec::new, |s| s.symbols.clone());
-                    serde_json::to_value(DocumentSymbolResponse::Nested(symbols))
-                })
-            }
-            request::InlayHintRequest::METHOD => parse::<InlayHintParams>(params).map(|params| {
-                let hints =
-                    snapshot.map_or_else(Vec::new, |s| super::inlay::within(s, params.range));
-                serde_json::to_value(hints)
-            }),
-            request::CodeActionRequest::METHOD => parse::<CodeActionParams>(params).map(|params| {
-                let actions = snapshot
-                    .map_or_else(Vec::new, |s| super::actions::code_actions(s, params.range));
-                serde_json::to_value(actions)
-            }),
-            _ => {
-                return Response::new_err(
-                    id,
-                    ErrorCode::MethodNotFound as i32,
-                    format!("`{}` is not supported", request.method),
-                );
-            }
-        };
-        match result {
-            Ok(Ok(value)) => Response::new_ok(id, value),
-            Ok(Err(error)) => {
-                Response::new_err(id, ErrorCode::InternalError as i32, error.to_string())
-            }
-            Err(error) => Response::new_err(id, ErrorCode::InvalidParams as i32, error),
-        }
-    }
-
-    fn complete(&self, request: &Request) -> Response {
-        let id = request.id.clone();
-        let params = match parse::<CompletionParams>(request.params.clone()) {
-            Ok(params) => params,
-            Err(error) => return Response::new_err(id, ErrorCode::InvalidParams as i32, error),
-        };
-        let at = params.text_document_position;
-        let uri = at.text_document.uri.as_str();
-        let Some(document) = self.documents.get(uri) else {
-            return Response::new_ok(id, serde_json::Value::Null);
-        };
-        let snapshot = self.snapshots.get(uri).map(Arc::as_ref);
-        let items = super::completion::at(snapshot, document, at.position, self.client.encoding);
-        Response::new_ok(id, items)
-    }
-}
-
-/// The document a request is about, for the requests this server answers from an analysis.
-fn document_of(request: &Request) -> Option<String> {
-    let supported = [
-        request::HoverRequest::METHOD,
-        request::GotoDefinition::METHOD,
-        request::DocumentSymbolRequest::METHOD,
-        request::InlayHintRequest::METHOD,
-        request::CodeActionRequest::METHOD,
-    ];
-    if !supported.contains(&request.method.as_str()) {
-        return None;
-    }
-    let document = request.params.get("textDocument")?;
-    Some(document.get("uri")?.as_str()?.to_string())
-}
-
-fn parse<T: serde::de::DeserializeOwned>(params: serde_json::Value) -> Result<T, String> {
-    serde_json::from_value(params).map_err(|error| format!("invalid parameters: {error}"))
 }
 
 /// The log channels `TSL_LOG` turns on: their lines go to the client's log.

@@ -52,7 +52,7 @@ pub struct Snapshot {
     pub symbols: Vec<DocumentSymbol>,
     pub hints: Vec<InlayHint>,
     pub fixes: Vec<Fix>,
-    /// The files the analysis read besides the document itself.
+    /// The files the analysis read besides the document itself (`.` and `..` resolved).
     pub dependencies: Vec<PathBuf>,
     /// Lines of the `TSL_LOG` channels.
     pub log: Vec<String>,
@@ -73,7 +73,7 @@ impl Snapshot {
             .sources
             .files()
             .filter(|(id, _)| *id != analysis.file)
-            .filter_map(|(_, file)| file.path.clone())
+            .filter_map(|(_, file)| file.path.as_deref().map(crate::source::normalize))
             .collect();
         Snapshot {
             uri: uri.to_string(),

@@ -3,6 +3,7 @@
 use super::commands;
 use crate::eval::{Interpreter, LogChannels};
 use crate::syntax::KEYWORDS;
+use crate::syntax::words::{after_use_std, is_word_char};
 
 /// What completion knows about the session, refreshed before each cell.
 #[derive(Default)]
@@ -129,22 +130,6 @@ fn members<'a>(vocabulary: &'a Vocabulary, receiver: &str) -> Vec<&'a str> {
         Some(members) if !chained => members.iter().map(String::as_str).collect(),
         _ => Interpreter::method_names(),
     }
-}
-
-/// Whether `text` ends with `use std` (as a statement, not `reuse std`).
-fn after_use_std(text: &str) -> bool {
-    let Some(rest) = text.strip_suffix("std") else {
-        return false;
-    };
-    let keyword = rest.trim_end();
-    keyword.len() < rest.len()
-        && keyword
-            .strip_suffix("use")
-            .is_some_and(|before| !before.ends_with(is_word_char))
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
 }
 
 #[cfg(test)]

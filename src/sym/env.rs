@@ -311,6 +311,11 @@ impl ShapeEnv {
         std::mem::take(&mut self.events)
     }
 
+    /// The expression at `index` of the arena (see [`ExprId::index`]), if there is one.
+    pub fn expr_at(&self, index: usize) -> Option<ExprId> {
+        (index < self.arena.len()).then_some(ExprId(index as u32))
+    }
+
     /// Number of interned expressions (for statistics and tests).
     pub fn expression_count(&self) -> usize {
         self.arena.len()

@@ -6,6 +6,7 @@ pub mod lexer;
 mod nesting;
 pub mod parser;
 pub mod visit;
+pub mod words;
 
 pub use lexer::KEYWORDS;
 pub use parser::{Parsed, parse};

@@ -107,7 +107,7 @@ impl<'a> Walk<'a> {
                 self.output.push(token);
                 index + 1
             }
-            Tok::Not | Tok::StarStar => self.operator(index),
+            Tok::Not | Tok::Tilde | Tok::StarStar => self.operator(index),
             Tok::Minus if !self.after_operand => self.operator(index),
             Tok::Ident(_)
             | Tok::Int(_)

@@ -37,7 +37,12 @@ impl Device for Cpu<'_> {
     }
 
     fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
-        super::run(op, inputs, self.rng)
+        let outputs = super::run(op, inputs, self.rng)?;
+        // A chunked kernel skips its remaining chunks once interrupted: its result is void.
+        if crate::backend::interrupt::requested() {
+            return Err(KernelError::Interrupted);
+        }
+        Ok(outputs)
     }
 
     fn reserve(

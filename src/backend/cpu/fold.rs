@@ -8,6 +8,8 @@
 
 use rayon::prelude::*;
 
+use crate::backend::interrupt::Interrupt;
+
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::tensor::Element;
 use crate::dtype::Scalar;
@@ -33,7 +35,18 @@ pub(crate) fn fold_lane<T: Copy + Send + Sync, F: Fold<T>>(values: &[T]) -> T {
     if values.len() <= BLOCK {
         return F::of(values);
     }
-    let parts: Vec<T> = values.par_chunks(BLOCK).map(F::of).collect();
+    // Ctrl-C skips the blocks not yet folded; the device reports the interruption.
+    let interrupt = Interrupt::current();
+    let parts: Vec<T> = values
+        .par_chunks(BLOCK)
+        .map(|block| {
+            if interrupt.requested() {
+                F::of(&[])
+            } else {
+                F::of(block)
+            }
+        })
+        .collect();
     F::of(&parts)
 }
 

@@ -12,6 +12,8 @@ use ndarray::{
 };
 use rayon::prelude::*;
 
+use crate::backend::interrupt::Interrupt;
+
 use super::broadcast::broadcast_shapes;
 use super::elementwise::broadcast_view;
 use super::error::{KernelError, Result, checked_numel, format_shape};
@@ -155,14 +157,17 @@ fn multiply<T: Element + LinalgScalar>(
         .batch_count()
         .saturating_mul(plan.rows * plan.inner)
         .saturating_mul(plan.columns);
-    if work >= PARALLEL_WORK {
-        units
-            .into_par_iter()
-            .for_each(|(a, b, out)| kernel(a, b, out));
-    } else {
-        for (a, b, out) in units {
+    // Ctrl-C skips the units not yet started; the device reports the interruption.
+    let interrupt = Interrupt::current();
+    let unit = |(a, b, out)| {
+        if !interrupt.requested() {
             kernel(a, b, out);
         }
+    };
+    if work >= PARALLEL_WORK {
+        units.into_par_iter().for_each(unit);
+    } else {
+        units.into_iter().for_each(unit);
     }
     Ok(Tensor::from(out.into_dyn()))
 }

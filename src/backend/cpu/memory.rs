@@ -51,6 +51,8 @@ fn results_of(op: &Op) -> Results {
         | Op::Reduce { .. }
         | Op::Cumsum { .. }
         | Op::Diff { .. }
+        | Op::Sort { .. }
+        | Op::TopK { .. }
         | Op::Cat { .. }
         | Op::Stack { .. }
         | Op::IndexSelect { .. }
@@ -61,8 +63,6 @@ fn results_of(op: &Op) -> Results {
         | Op::RepeatIndices
         | Op::Index { .. }
         | Op::Unique
-        | Op::Sort { .. }
-        | Op::TopK { .. }
         | Op::MatMul
         | Op::Fused(_) => Results::Fresh,
     }

@@ -6,12 +6,14 @@ use super::profile::{KernelCall, Profile};
 use super::report::{self, check_failed, failure, kernel, op_failure};
 use super::{Deferred, Device, Failure, RunValue, Site};
 use crate::backend::error::KernelError;
+use crate::backend::interrupt::Interrupt;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Output, Part, Template, ValueRef};
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
-use crate::sym::SymbolId;
+use crate::source::Span;
+use crate::sym::{ExprId, SymbolId, SymbolKind};
 
 pub(super) fn execute<D: Device>(
     plan: &Plan,
@@ -31,6 +33,7 @@ pub(super) fn execute<D: Device>(
         profile,
         pending: Vec::new(),
         root: plan,
+        interrupt: Interrupt::current(),
     };
     let inputs = tensors.into_iter().map(Some).collect();
     let result = machine.run(plan, inputs).and_then(|mut slots| {
@@ -63,6 +66,8 @@ pub(super) struct Machine<'r, 'p, D: Device> {
     pending: Vec<Pending<'p, D::Tensor>>,
     /// The plan the run started from, to find a failing node by its site.
     root: &'p Plan,
+    /// Checked before every node: Ctrl-C stops a compiled call between operations.
+    interrupt: Interrupt,
 }
 
 /// A queued device assert: its node and the tensors its message shows (kept alive past
@@ -87,6 +92,9 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
     ) -> Result<Slots<D::Tensor>> {
         let mut slots: Slots<D::Tensor> = vec![None; plan.slot_count];
         for (node, step) in plan.graph.nodes.iter().zip(&plan.steps) {
+            self.interrupt
+                .check()
+                .map_err(|error| kernel(&error, node))?;
             self.device.set_site(step.site);
             match &node.kind {
                 NodeKind::Input { .. } => {
@@ -108,7 +116,11 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                     let value = self.device.scalar(element).map_err(|e| kernel(&e, node))?;
                     slots[step.slot] = Some(value);
                 }
-                NodeKind::Assert { cond, message } => {
+                NodeKind::Assert {
+                    cond,
+                    message,
+                    code,
+                } => {
                     let env = &plan.graph.env;
                     let holds = env
                         .eval_bool(*cond, &|symbol| self.value(symbol))
@@ -117,7 +129,11 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                         // A failure the device has not reported yet came first.
                         self.sync()?;
                         let text = self.format(plan, &slots, message, Some(node))?;
-                        return Err(check_failed(Code::CheckFailed, text, node));
+                        if *code == Code::CheckFailed {
+                            return Err(check_failed(Code::CheckFailed, text, node));
+                        }
+                        let origins = self.origins(&plan.graph, *cond, message);
+                        return Err(report::assumption_failed(*code, text, node, origins));
                     }
                 }
                 NodeKind::DeviceAssert { message, .. } => {
@@ -389,6 +405,33 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             });
         }
         Ok(outputs)
+    }
+
+    /// Where the data-dependent values in a failed assumption came from, with the values they
+    /// had: `(span of the item() call, "u1 = 1, from item()")`.
+    fn origins(&self, graph: &Graph, cond: ExprId, message: &Template) -> Vec<(Span, String)> {
+        let env = &graph.env;
+        let mut symbols = env.free_symbols(cond);
+        for part in &message.0 {
+            if let Part::Int(Dim::Sym(expr)) = part {
+                symbols.extend(env.free_symbols(*expr));
+            }
+        }
+        let mut origins = Vec::new();
+        for symbol in symbols {
+            let SymbolKind::Unbacked { origin } = &env.symbol(symbol).kind else {
+                continue;
+            };
+            let name = env.display(env.symbol_expr(symbol));
+            let Some(value) = self.value(symbol) else {
+                continue;
+            };
+            let label = format!("{name} = {value}, from {}", origin.operation);
+            if !origins.iter().any(|(_, seen)| *seen == label) {
+                origins.push((origin.span, label));
+            }
+        }
+        origins
     }
 
     /// Asks the device for the memory of `node`'s results (a result whose size is not

@@ -8,6 +8,7 @@ use crate::dtype::{DType, Scalar, format_f64};
 use crate::graph::ir::{Node, NodeKind};
 use crate::graph::op::Op;
 use crate::graph::shape::Meta;
+use crate::source::Span;
 
 /// A diagnostic raised by `node`, with the calls inside the compiled function that led to it.
 pub(super) fn failure(mut diagnostic: Diagnostic, node: &Node) -> Box<Diagnostic> {
@@ -41,6 +42,32 @@ pub(super) fn check_failed(code: Code, text: String, node: &Node) -> Box<Diagnos
         Diagnostic::error(code, node.span, text).with_label("this check failed"),
         node,
     )
+}
+
+/// A failed assumption of a shape rule: the error eager code raises at the operation, with
+/// the run's values in its message and, as secondary labels, where each data-dependent value
+/// in it came from.
+pub(super) fn assumption_failed(
+    code: Code,
+    text: String,
+    node: &Node,
+    origins: Vec<(Span, String)>,
+) -> Box<Diagnostic> {
+    let mut diagnostic = Diagnostic::error(code, node.span, text);
+    let values: Vec<String> = origins
+        .iter()
+        .map(|(_, origin)| origin.replacen(", from ", " (from ", 1) + ")")
+        .collect();
+    if !values.is_empty() {
+        diagnostic.notes.push(format!(
+            "in this run {}; the labels show where each was computed",
+            values.join(" and ")
+        ));
+    }
+    for (span, label) in origins {
+        diagnostic.add_secondary(span, label);
+    }
+    failure(diagnostic, node)
 }
 
 /// The code of a failed device assert: `check-failed` for a condition that was a host value

@@ -5,8 +5,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::math::{elementwise_pair, reduce_over, reduction};
-use crate::diag::{Code, Result};
-use crate::dtype::Scalar;
+use crate::diag::{Code, Diagnostic, Result};
+use crate::dtype::{DType, Scalar};
 use crate::eval::args::{CallArgs, Positional};
 use crate::eval::tensor::Operand;
 use crate::eval::trace::Ask;
@@ -409,6 +409,12 @@ pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
                 return interpreter.trace_cond(predicate, functions, operands, call_span);
             }
         }
+        Value::Tensor(tensor) | Value::RuntimeScalar(tensor)
+            if tensor.is_fake() && tensor.dtype() != DType::Bool =>
+        {
+            // What eager code says about this predicate.
+            return Err(not_a_condition(&predicate, args.span(0), "cond()"));
+        }
         Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
             let tracer = interpreter
                 .tracer
@@ -429,6 +435,29 @@ pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         .map(|value| Positional { value, span })
         .collect();
     interpreter.call_value(&function, call, args.span(taken))
+}
+
+/// The error eager code raises for a condition of the wrong dtype: a tensor that is not a
+/// one-element bool tensor, or a host number that is not a bool.
+fn not_a_condition(value: &Value, span: crate::source::Span, context: &str) -> Box<Diagnostic> {
+    match value {
+        Value::Tensor(tensor) => Diagnostic::error(
+            Code::TypeError,
+            span,
+            format!(
+                "{context} needs a bool or a one-element bool tensor, got a tensor {}",
+                tensor.meta()
+            ),
+        )
+        .with_help("reduce it first, e.g. all(x > 0) or any(mask)"),
+        other => Diagnostic::error(
+            Code::TypeError,
+            span,
+            format!("{context} needs a bool, got {}", other.kind()),
+        )
+        .with_help("compare explicitly, e.g. `n > 0`"),
+    }
+    .into()
 }
 
 pub fn mark_dynamic(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {

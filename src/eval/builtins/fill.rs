@@ -131,11 +131,8 @@ fn fill_value(interpreter: &mut Interpreter, args: &Bound, dtype: DType) -> Resu
             DType::F32 => Scalar::Float(scalar.as_f64()),
         }),
         other => {
-            let cast = interpreter.apply_one(Op::Cast(dtype), vec![other], args.span)?;
-            match cast {
-                Value::Tensor(tensor) => Operand::Tensor(tensor),
-                _ => unreachable!("a cast gives a tensor"),
-            }
+            let mut cast = interpreter.apply(Op::Cast(dtype), vec![other], args.span)?;
+            Operand::Tensor(cast.swap_remove(0))
         }
     })
 }

@@ -45,17 +45,12 @@ fn sorted(interpreter: &mut Interpreter, args: &Bound) -> Result<Vec<TensorValue
     if !scalar {
         return Ok(outputs);
     }
-    outputs
-        .into_iter()
-        .map(|output| {
-            let op = Op::Squeeze { dims: vec![0] };
-            let value = interpreter.apply_one(op, vec![Operand::Tensor(output)], args.span)?;
-            match value {
-                Value::Tensor(tensor) => Ok(tensor),
-                _ => unreachable!("squeeze gives a tensor"),
-            }
-        })
-        .collect()
+    let mut squeezed = Vec::with_capacity(outputs.len());
+    for output in outputs {
+        let op = Op::Squeeze { dims: vec![0] };
+        squeezed.extend(interpreter.apply(op, vec![Operand::Tensor(output)], args.span)?);
+    }
+    Ok(squeezed)
 }
 
 fn unsqueezed(

@@ -237,6 +237,7 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
             )?[0];
             // An empty dimension still gives one (empty) chunk, as in PyTorch.
             let count = ((length + chunk - 1) / chunk).max(1);
+            too_many_parts(count, args.span(1))?;
             (0..count)
                 .map(|k| Dim::Known(chunk.min(length - k * chunk)))
                 .collect()
@@ -359,9 +360,26 @@ fn cuts(interpreter: &mut Interpreter, args: &Bound) -> Result<Cuts> {
                 )
                 .into());
             }
+            too_many_parts(count, args.span(1))?;
             Ok(Cuts::Sections(count))
         }
     }
+}
+
+/// A split into more parts than a list may hold is refused before any part is made.
+fn too_many_parts(count: i64, span: crate::source::Span) -> Result<()> {
+    if usize::try_from(count).is_ok_and(|count| count <= crate::eval::limits::LIST_LENGTH) {
+        return Ok(());
+    }
+    Err(error(
+        Code::ValueError,
+        span,
+        format!(
+            "a split into {count} parts is more than the {} a list may hold",
+            crate::eval::limits::LIST_LENGTH
+        ),
+    )
+    .into())
 }
 
 pub fn narrow(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {

@@ -187,7 +187,12 @@ impl Interpreter {
         });
         match result {
             Ok(output) => self.finish(output, *tracer, call_site),
-            Err(error) => Err(self.run_partial(*tracer, &concrete).unwrap_or(error)),
+            Err(mut error) => {
+                let mut tracer = tracer;
+                tracer.record_refuted(&error);
+                tracer.unmark_diagnostic(&mut error);
+                Err(self.run_partial(*tracer, &concrete).unwrap_or(error))
+            }
         }
     }
 
@@ -198,7 +203,13 @@ impl Interpreter {
         let Tracer {
             graph, constants, ..
         } = tracer;
-        if !graph.has_effects() || verify::verify(&graph).is_err() {
+        // Operations that can fail on data fail first in eager code too.
+        let observable = graph.has_effects()
+            || graph
+                .nodes
+                .iter()
+                .any(crate::graph::ir::Node::can_fail_on_data);
+        if !observable || verify::verify(&graph).is_err() {
             return None;
         }
         let plan = Plan::new(graph);
@@ -233,6 +244,7 @@ impl Interpreter {
             .iter()
             .map(|tensor| self.resident(tensor, span))
             .collect::<Result<Vec<_>>>()?;
+        backend::interrupt::watch(&self.interrupt);
         let Interpreter {
             rng,
             out,
@@ -276,8 +288,16 @@ impl Interpreter {
         if let Some(facts) = tracer.render_facts(&function.qualified_name(), &self.sources) {
             self.trace_facts.push(facts);
         }
-        let notes = std::mem::take(&mut tracer.notes);
-        let traced = result.and_then(|output| self.finish(output, *tracer, span));
+        let mut notes = std::mem::take(&mut tracer.notes);
+        for note in &mut notes {
+            tracer.unmark_diagnostic(note);
+        }
+        let traced = result
+            .map_err(|mut error| {
+                tracer.unmark_diagnostic(&mut error);
+                error
+            })
+            .and_then(|output| self.finish(output, *tracer, span));
         (traced, notes)
     }
 

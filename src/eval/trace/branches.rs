@@ -107,9 +107,21 @@ impl Interpreter {
         let parent = self.tracer.replace(Box::new(branch)).expect("tracing");
         let result = self.run_branch(function, operands, span);
         let mut branch = self.tracer.replace(parent).expect("the branch");
+        // Sizes in messages are marked with the branch's own expressions: show them here.
+        let mut notes = mem::take(&mut branch.notes);
+        for note in &mut notes {
+            branch.unmark_diagnostic(note);
+        }
+        let result = result.map_err(|mut error| {
+            branch.unmark_diagnostic(&mut error);
+            if !error.notes.iter().any(|note| note == BOTH_BRANCHES) {
+                error.notes.push(BOTH_BRANCHES.to_string());
+            }
+            error
+        });
         let tracer = self.tracer.as_mut().expect("tracing");
         tracer.constants = mem::take(&mut branch.constants);
-        tracer.notes.append(&mut branch.notes);
+        tracer.notes.append(&mut notes);
         tracer.globals.append(&mut branch.globals);
         let output = result?;
         let mut graph = branch.graph;
@@ -264,8 +276,14 @@ fn operand_arg(tracer: &mut Tracer, operand: &Value, span: Span) -> Result<Arg> 
 
 fn branch_error(span: Span, message: &str) -> Box<Diagnostic> {
     Diagnostic::error(Code::TypeError, span, message)
+        .with_note(BOTH_BRANCHES)
         .with_help(
             "both branches take the same arguments and return tensors of the same dtypes and ranks",
         )
         .into()
 }
+
+/// Why an error in a branch this call would not take stops a compiled call (eager code runs
+/// only the branch it takes).
+const BOTH_BRANCHES: &str =
+    "compiled code traces both branches of cond(), also the one a call does not take";

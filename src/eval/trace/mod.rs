@@ -31,8 +31,9 @@ pub use sizes::TraceSizes;
 pub use symbolic::Ask;
 
 use super::value::{TensorValue, Value};
-use crate::diag::{Diagnostic, Frame};
+use crate::diag::{Code, Diagnostic, Frame};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Template, ValueRef};
+use crate::graph::passes::NodeKey;
 use crate::graph::shape::{Dim, Meta};
 use crate::source::Span;
 use crate::sym::{Event, ExprId, ShapeEnv, SymbolId};
@@ -47,7 +48,7 @@ pub struct Tracer {
     items: HashMap<ValueRef, Value>,
     /// Pure nodes already recorded, by operation and arguments: recording the same
     /// computation again reuses them, so equal values are the same graph value.
-    recorded: HashMap<String, crate::graph::ir::NodeId>,
+    recorded: HashMap<NodeKey, crate::graph::ir::NodeId>,
     /// Symbols made by `fresh` during the current operation, bound by its node.
     pending_fresh: Vec<SymbolId>,
     /// How many runtime asserts of the environment already have nodes.
@@ -192,8 +193,14 @@ impl Tracer {
     }
 
     /// Emits a node for every runtime assert the environment recorded since the last call,
-    /// with `message`.
-    pub fn emit_asserts(&mut self, message: &Template, span: Span, trace: &[Frame]) -> Vec<ExprId> {
+    /// failing with `code` and `message`; returns their conditions.
+    pub fn emit_asserts(
+        &mut self,
+        code: Code,
+        message: &Template,
+        span: Span,
+        trace: &[Frame],
+    ) -> Vec<ExprId> {
         let asserts = self.graph.env.runtime_asserts()[self.asserts_seen..].to_vec();
         self.asserts_seen += asserts.len();
         let conditions = asserts.iter().map(|recorded| recorded.cond).collect();
@@ -202,6 +209,7 @@ impl Tracer {
                 NodeKind::Assert {
                     cond: recorded.cond,
                     message: message.clone(),
+                    code,
                 },
                 Vec::new(),
                 Vec::new(),
@@ -215,10 +223,14 @@ impl Tracer {
     /// Appends an operation node, or returns the identical pure node recorded before.
     pub fn record(&mut self, node: Node) -> crate::graph::ir::NodeId {
         let pure = node.binds.is_empty() && !node.kind.has_effects();
+        let NodeKind::Op(op) = &node.kind else {
+            return self.graph.push(node);
+        };
         if !pure {
             return self.graph.push(node);
         }
-        let key = format!("{:?} {:?}", node.kind, node.args);
+        // The key the CSE pass uses, so recording and the pass agree on what is the same.
+        let key = NodeKey::new(op.clone(), node.args.clone());
         if let Some(existing) = self.recorded.get(&key) {
             return *existing;
         }

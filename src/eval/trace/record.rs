@@ -97,36 +97,8 @@ impl Interpreter {
                 }
                 self.data_dependent_int(expr, span, "this operation")
             }
-            _ => {
-                let mut diagnostic = rule_error(rule, span);
-                if let Some(values) = self.input_sizes_in(&diagnostic.message) {
-                    diagnostic.notes.push(values);
-                }
-                diagnostic
-            }
+            _ => rule_error(rule, span),
         }
-    }
-
-    /// For an error a trace with hints raises in terms of input-size symbols (`s0 vs s1`):
-    /// what those symbols are in this call (`s0 = x.size(0) = 7`).
-    fn input_sizes_in(&self, message: &str) -> Option<String> {
-        let tracer = self.tracer.as_ref()?;
-        if tracer.hintless {
-            return None;
-        }
-        let env = &tracer.graph.env;
-        let mut values = Vec::new();
-        for (index, symbol) in env.symbols().iter().enumerate() {
-            let crate::sym::SymbolKind::Backed { hint, source } = &symbol.kind else {
-                continue;
-            };
-            let id = crate::sym::SymbolId(index as u32);
-            let name = tracer.show(env.symbol_expr(id));
-            if super::report::contains_word(message, &name) {
-                values.push(format!("{name} = {source} = {hint}"));
-            }
-        }
-        (!values.is_empty()).then(|| format!("in this call, {}", values.join(", ")))
     }
 
     /// Sizes for a shape question outside an operation (annotations, `item()`).
@@ -311,17 +283,18 @@ impl Interpreter {
         value_span: Span,
         span: Span,
     ) -> Result<()> {
-        let not_int = |value: &Value, at: Span| -> Box<Diagnostic> {
+        // Worded as eager code words them.
+        let not_int = |what: &str, value: &Value, at: Span| -> Box<Diagnostic> {
             Diagnostic::error(
                 Code::TypeError,
                 at,
-                format!("`check_size` needs an int, got {}", value.kind()),
+                format!("{what}`check_size` needs an int, got {}", value.kind()),
             )
             .into()
         };
         let size_expr = self
             .int_expr(size)
-            .ok_or_else(|| not_int(size, value_span))?;
+            .ok_or_else(|| not_int("", size, value_span))?;
         let size_part = Part::Int(self.tracer_mut().dim(size_expr));
         let prefix = Part::Text(format!("check_size failed: {shown} = "));
         let negative = Template(vec![
@@ -335,7 +308,7 @@ impl Interpreter {
         if let Some((bound, bound_span)) = bound {
             let max = self
                 .int_expr(&bound)
-                .ok_or_else(|| not_int(&bound, bound_span))?;
+                .ok_or_else(|| not_int("the max of ", &bound, bound_span))?;
             let max_part = Part::Int(self.tracer_mut().dim(max));
             let exceeds = Template(vec![
                 prefix,
@@ -348,6 +321,46 @@ impl Interpreter {
             })?;
         }
         Ok(())
+    }
+
+    /// Host division by a symbolic int: eager code raises `division by zero` where it is 0,
+    /// so the trace decides that or asserts it at run time, with eager code's error.
+    pub(in crate::eval) fn trace_divisor(&mut self, divisor: ExprId, span: Span) -> Result<()> {
+        let zero = self.env().int(0);
+        let nonzero = self
+            .env()
+            .compare(Cmp::Ne, divisor, zero)
+            .map_err(|error| Diagnostic::error(Code::ValueError, span, error.to_string()))?;
+        self.trace_requirement(nonzero, Code::ValueError, "division by zero", span)
+    }
+
+    /// Requires `cond` where eager code raises `code` with `message` (its sizes marked) when
+    /// it fails: decided now, or a runtime assert failing with that error.
+    pub(in crate::eval) fn trace_requirement(
+        &mut self,
+        cond: ExprId,
+        code: Code,
+        message: &str,
+        span: Span,
+    ) -> Result<()> {
+        let outcome = self.env().check(cond, span);
+        self.flush_logs();
+        match outcome {
+            CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
+            CheckOutcome::False | CheckOutcome::Guarded(false) => {
+                Err(Diagnostic::error(code, span, message).into())
+            }
+            CheckOutcome::Learned => {
+                let frames = self.node_trace();
+                let tracer = self.tracer_mut();
+                let template = tracer.message_template(message);
+                tracer.emit_asserts(code, &template, span, &frames);
+                Ok(())
+            }
+            CheckOutcome::Error(error) => {
+                Err(Diagnostic::error(Code::ValueError, span, error.to_string()).into())
+            }
+        }
     }
 
     /// Runs a check on the environment and acts on its outcome.
@@ -377,7 +390,9 @@ impl Interpreter {
             Ok(CheckOutcome::Learned) => {
                 let template = message(self)?;
                 let frames = self.node_trace();
-                let conditions = self.tracer_mut().emit_asserts(&template, span, &frames);
+                let conditions =
+                    self.tracer_mut()
+                        .emit_asserts(Code::CheckFailed, &template, span, &frames);
                 for cond in conditions {
                     self.record_check(span, Became::RuntimeAssert(cond));
                 }
@@ -406,6 +421,7 @@ impl Interpreter {
             NodeKind::Assert {
                 cond: never,
                 message: template,
+                code: Code::CheckFailed,
             },
             Vec::new(),
             Vec::new(),

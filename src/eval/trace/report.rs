@@ -197,11 +197,6 @@ impl Interpreter {
     }
 }
 
-/// Whether `word` occurs in `text` as a whole word.
-pub(super) fn contains_word(text: &str, word: &str) -> bool {
-    !word.is_empty() && replace_word(text, word, "") != text
-}
-
 /// `text` with whole-word occurrences of `word` replaced.
 pub(super) fn replace_word(text: &str, word: &str, replacement: &str) -> String {
     let mut result = String::new();

@@ -1,11 +1,22 @@
 //! The shape rules' `Sizes` while tracing: size arithmetic builds symbolic expressions,
 //! questions go to the symbolic engine (deciding from facts, guarding on input sizes), and
 //! what a rule assumes on its general path becomes a runtime assert.
+//!
+//! A rule writes sizes into its messages with `Sizes::show`. While tracing, a symbolic size
+//! is written as a mark standing for its expression, so that one message serves twice: as a
+//! trace-time error the marks become values where the input sizes decide them, else the
+//! symbols' names ([`Tracer::unmark`]); as the message of a runtime assert they become
+//! template parts, filled with the run's values ([`Tracer::message_template`]), so a
+//! compiled failure reads exactly as the eager one does. Tensor types in messages mark their
+//! symbolic sizes the same way (`Meta`'s `Display`), so every diagnostic that leaves a trace is
+//! unmarked where the trace ends ([`Tracer::unmark_diagnostic`]).
 
 use super::Tracer;
 use crate::diag::{Code, Diagnostic, Frame};
 use crate::graph::ir::{Part, Template};
-use crate::graph::shape::{Cmp, Dim, RuleError, RuleResult, Sizes};
+use crate::graph::shape::{
+    Cmp, Dim, MARK_CLOSE as CLOSE, MARK_OPEN as OPEN, RuleError, RuleResult, Sizes,
+};
 use crate::source::Span;
 use crate::sym::{
     CheckOutcome, Decision, ExprId, IntDecision, Mode, Origin, POS_INF, Range, SymError,
@@ -53,38 +64,19 @@ impl<'a> TraceSizes<'a> {
         self.tracer.hintless && self.tracer.graph.env.unbacked_symbols(cond).is_empty()
     }
 
-    /// The message of a runtime assert a rule's general path relies on, ending with the
-    /// values its symbols have when the graph runs: `… (u0 = 2, u1 = 3)`.
-    fn assumption(&mut self, cond: ExprId, message: &str) -> Template {
-        let mut parts = vec![Part::Text(format!("assumed by a shape rule: {message}"))];
-        let symbols = self.tracer.graph.env.free_symbols(cond);
-        if symbols.is_empty() {
-            return Template(parts);
-        }
-        parts.push(Part::Text(" (".to_string()));
-        for (index, symbol) in symbols.iter().enumerate() {
-            let expr = self.tracer.graph.env.symbol_expr(*symbol);
-            let separator = if index == 0 { "" } else { ", " };
-            let name = self.tracer.show(expr);
-            parts.push(Part::Text(format!("{separator}{name} = ")));
-            parts.push(Part::Int(Dim::Sym(expr)));
-        }
-        parts.push(Part::Text(")".to_string()));
-        Template(parts)
-    }
-
     /// In a trace without hints, takes a backed-only condition as given and notes it.
     fn assume(&mut self, cond: ExprId, message: &str) -> RuleResult<()> {
         match self.tracer.env().assume(cond) {
             Ok(true) => {
                 let shown = self.tracer.show(cond);
+                let label = self.tracer.unmark(message);
                 self.tracer.notes.push(
                     Diagnostic::note(
                         Code::Specialization,
                         self.span,
                         format!("this trace assumes {shown}"),
                     )
-                    .with_label(message.to_string()),
+                    .with_label(label),
                 );
                 Ok(())
             }
@@ -193,8 +185,70 @@ impl Sizes for TraceSizes<'_> {
             CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
             CheckOutcome::False | CheckOutcome::Guarded(false) => Err(RuleError::shape(message())),
             CheckOutcome::Learned => {
-                let message = self.assumption(cond, &message());
-                self.tracer.emit_asserts(&message, self.span, self.trace);
+                // Where the assumption fails, eager code raises this shape error.
+                let message = self.tracer.message_template(&message());
+                self.tracer
+                    .emit_asserts(Code::ShapeError, &message, self.span, self.trace);
+                Ok(())
+            }
+            CheckOutcome::Error(error) => Err(RuleError::value(format!("{error}"))),
+        }
+    }
+
+    fn assume_general(
+        &mut self,
+        a: Dim,
+        op: Cmp,
+        b: Dim,
+        error: &dyn Fn() -> String,
+        assumption: &dyn Fn() -> String,
+    ) -> RuleResult<()> {
+        if a.known().is_some() && b.known().is_some() {
+            return self.require(a, op, b, error);
+        }
+        let cond = self.compare(a, op, b)?;
+        if self.hintless_backed(cond) {
+            return self.assume(cond, &error());
+        }
+        let from_data = !self.tracer.graph.env.unbacked_symbols(cond).is_empty();
+        let known = self
+            .tracer
+            .env()
+            .evaluate_bool(cond, Mode::KnownTrue, self.span);
+        let outcome = match known {
+            Decision::Decided(true) => return Ok(()),
+            Decision::Decided(false) => CheckOutcome::False,
+            _ => self.tracer.env().check(cond, self.span),
+        };
+        let message = || {
+            let text = format!("assumed by a shape rule: {}", assumption());
+            self.tracer.message_template(&text)
+        };
+        match outcome {
+            CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
+            // Eager code takes the special case where the data allow it: the compiled code
+            // stops here instead, naming what it assumed.
+            CheckOutcome::False if from_data => {
+                let message = message();
+                let never = self.tracer.env().bool(false);
+                self.tracer.push(
+                    crate::graph::ir::NodeKind::Assert {
+                        cond: never,
+                        message,
+                        code: Code::CheckFailed,
+                    },
+                    Vec::new(),
+                    Vec::new(),
+                    self.span,
+                    self.trace.to_vec(),
+                );
+                Ok(())
+            }
+            CheckOutcome::False | CheckOutcome::Guarded(false) => Err(RuleError::shape(error())),
+            CheckOutcome::Learned => {
+                let message = message();
+                self.tracer
+                    .emit_asserts(Code::CheckFailed, &message, self.span, self.trace);
                 Ok(())
             }
             CheckOutcome::Error(error) => Err(RuleError::value(format!("{error}"))),
@@ -218,8 +272,9 @@ impl Sizes for TraceSizes<'_> {
         }
         let shown = self.show(d);
         let what = what.to_string();
+        // Worded as eager code words it, so a compiled failure reads the same.
         self.require(d, Cmp::Ge, Dim::ZERO, &|| {
-            format!("{what} {shown} must not be negative")
+            format!("{what} must not be negative, got {shown}")
         })
     }
 
@@ -274,11 +329,129 @@ impl Sizes for TraceSizes<'_> {
     fn show(&self, d: Dim) -> String {
         match d {
             Dim::Known(value) => value.to_string(),
-            Dim::Sym(expr) => self.tracer.show(expr),
+            Dim::Sym(expr) => crate::graph::shape::mark(expr),
         }
     }
 }
 
+/// A piece of a marked message.
+enum Piece<'t> {
+    Text(&'t str),
+    Size(ExprId),
+}
+
+/// Splits a marked message into text and sizes.
+fn pieces<'t>(env: &crate::sym::ShapeEnv, text: &'t str) -> Vec<Piece<'t>> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        let Some(length) = rest[start..].find(CLOSE) else {
+            break;
+        };
+        let inner = &rest[start + OPEN.len_utf8()..start + length];
+        match inner.parse().ok().and_then(|index| env.expr_at(index)) {
+            Some(expr) => {
+                found.push(Piece::Text(&rest[..start]));
+                found.push(Piece::Size(expr));
+            }
+            None => found.push(Piece::Text(&rest[..start + length + CLOSE.len_utf8()])),
+        }
+        rest = &rest[start + length + CLOSE.len_utf8()..];
+    }
+    found.push(Piece::Text(rest));
+    found
+}
+
+impl Tracer {
+    /// A marked message as a trace-time error shows it: each size as its value when the
+    /// input sizes' hints decide it (so the message reads as eager code's), else in the
+    /// symbols' names.
+    pub fn unmark(&self, text: &str) -> String {
+        if !text.contains(OPEN) {
+            return text.to_string();
+        }
+        let env = &self.graph.env;
+        let mut shown = String::new();
+        for piece in pieces(env, text) {
+            match piece {
+                Piece::Text(text) => shown.push_str(text),
+                Piece::Size(expr) => {
+                    let hinted = env.eval_int(expr, &|symbol| env.symbol(symbol).hint());
+                    match hinted {
+                        Ok(value) if !self.hintless => shown.push_str(&value.to_string()),
+                        _ => shown.push_str(&self.show(expr)),
+                    }
+                }
+            }
+        }
+        shown
+    }
+
+    /// A marked message as the message of a runtime assert: each size filled in with its
+    /// value when the graph runs.
+    pub fn message_template(&self, text: &str) -> Template {
+        let parts = pieces(&self.graph.env, text)
+            .into_iter()
+            .filter_map(|piece| match piece {
+                Piece::Text("") => None,
+                Piece::Text(text) => Some(Part::Text(text.to_string())),
+                Piece::Size(expr) => Some(Part::Int(self.dim(expr))),
+            })
+            .collect();
+        Template(parts)
+    }
+}
+
+impl Tracer {
+    /// Shows the marked sizes of a diagnostic raised while tracing (see [`Tracer::unmark`]).
+    pub fn unmark_diagnostic(&self, diagnostic: &mut Diagnostic) {
+        diagnostic.message = self.unmark(&diagnostic.message);
+        diagnostic.label = diagnostic.label.as_deref().map(|label| self.unmark(label));
+        diagnostic.help = diagnostic.help.as_deref().map(|help| self.unmark(help));
+        for note in &mut diagnostic.notes {
+            *note = self.unmark(note);
+        }
+        for label in &mut diagnostic.secondary {
+            label.message = self.unmark(&label.message);
+        }
+    }
+
+    /// An error that stopped a trace with hints, whose message shows data-dependent sizes
+    /// (`index u0 is out of range for dimension 0 of f32[2]`), is also recorded as an assert
+    /// that always fails, with the message as a template: when the part of the function
+    /// traced so far runs (`compile::run_partial`), the failure reads as eager code's, with
+    /// the values of the run. Only errors eager code raises too (shape, type and value
+    /// errors) are recorded.
+    pub fn record_refuted(&mut self, error: &Diagnostic) {
+        let recorded = matches!(
+            error.code,
+            Code::ShapeError | Code::TypeError | Code::ValueError
+        );
+        let Some(span) = error.span.filter(|_| recorded && !self.hintless) else {
+            return;
+        };
+        let env = &self.graph.env;
+        let data_dependent = pieces(env, &error.message).iter().any(
+            |piece| matches!(piece, Piece::Size(expr) if !env.unbacked_symbols(*expr).is_empty()),
+        );
+        if !data_dependent {
+            return;
+        }
+        let message = self.message_template(&error.message);
+        let never = self.graph.env.bool(false);
+        self.push(
+            crate::graph::ir::NodeKind::Assert {
+                cond: never,
+                message,
+                code: error.code,
+            },
+            Vec::new(),
+            Vec::new(),
+            span,
+            error.trace.clone(),
+        );
+    }
+}
 impl Tracer {
     /// An expression as messages show it, with annotation names (`n`) for the symbols that
     /// have them.

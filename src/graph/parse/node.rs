@@ -2,8 +2,10 @@
 
 use super::cursor::Cursor;
 use super::expr::{Builder, Names};
+use super::lexer::Token;
 use super::value::{self, Item};
 use super::{Line, ParseError, op};
+use crate::diag::Code;
 use crate::graph::ir::{Arg, ArgumentPath, BindSource, Graph, Node, NodeKind};
 use crate::graph::shape::{Dim, Meta};
 use crate::source::Span;
@@ -119,9 +121,32 @@ fn item(cursor: &mut Cursor, nodes: &[Node]) -> Result<Parts, ParseError> {
 fn assert(cursor: &mut Cursor, builder: &mut Builder, nodes: &[Node]) -> Result<Parts, ParseError> {
     let cond = builder.condition(cursor)?;
     cursor.expect(",")?;
+    let code = assert_code(cursor)?;
     let (raw, at) = value::string(cursor)?;
     let message = value::template(&raw, at, cursor, builder, nodes)?;
-    Ok((NodeKind::Assert { cond, message }, Vec::new(), Vec::new()))
+    Ok((
+        NodeKind::Assert {
+            cond,
+            message,
+            code,
+        },
+        Vec::new(),
+        Vec::new(),
+    ))
+}
+
+/// The diagnostic code an assert fails with, written before its message (`shape-error
+/// "…"`); a check's `check-failed` is not written.
+fn assert_code(cursor: &mut Cursor) -> Result<Code, ParseError> {
+    if !matches!(cursor.peek(), Some(Token::Ident(_))) {
+        return Ok(Code::CheckFailed);
+    }
+    let mut name = cursor.ident()?;
+    while cursor.eat("-") {
+        name.push('-');
+        name.push_str(&cursor.ident()?);
+    }
+    Code::from_name(&name).ok_or_else(|| cursor.error(format!("unknown diagnostic code `{name}`")))
 }
 
 fn device_assert(

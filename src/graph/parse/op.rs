@@ -8,61 +8,15 @@ use crate::graph::ir::{Arg, Node};
 use crate::graph::op::{BinaryOp, IndexSpec, Number, Op, ReduceOp, UnaryOp};
 use crate::graph::shape::{Dim, Meta};
 
-const BINARY: [BinaryOp; 17] = [
-    BinaryOp::Add,
-    BinaryOp::Sub,
-    BinaryOp::Mul,
-    BinaryOp::Div,
-    BinaryOp::FloorDiv,
-    BinaryOp::Rem,
-    BinaryOp::Pow,
-    BinaryOp::Eq,
-    BinaryOp::Ne,
-    BinaryOp::Lt,
-    BinaryOp::Le,
-    BinaryOp::Gt,
-    BinaryOp::Ge,
-    BinaryOp::And,
-    BinaryOp::Or,
-    BinaryOp::Maximum,
-    BinaryOp::Minimum,
-];
-
-const UNARY: [UnaryOp; 11] = [
-    UnaryOp::Neg,
-    UnaryOp::Abs,
-    UnaryOp::Exp,
-    UnaryOp::Log,
-    UnaryOp::Sqrt,
-    UnaryOp::Relu,
-    UnaryOp::Sigmoid,
-    UnaryOp::Tanh,
-    UnaryOp::Not,
-    UnaryOp::IsNan,
-    UnaryOp::IsInf,
-];
-
-const REDUCE: [ReduceOp; 9] = [
-    ReduceOp::Sum,
-    ReduceOp::Mean,
-    ReduceOp::Max,
-    ReduceOp::Min,
-    ReduceOp::Prod,
-    ReduceOp::Argmax,
-    ReduceOp::Argmin,
-    ReduceOp::All,
-    ReduceOp::Any,
-];
-
 /// An op of that name with empty attributes, to be completed by [`complete`].
 pub fn prototype(name: &str) -> Option<Op> {
-    if let Some(op) = BINARY.into_iter().find(|op| op.name() == name) {
+    if let Some(op) = BinaryOp::ALL.into_iter().find(|op| op.name() == name) {
         return Some(Op::Binary(op));
     }
-    if let Some(op) = UNARY.into_iter().find(|op| op.name() == name) {
+    if let Some(op) = UnaryOp::ALL.into_iter().find(|op| op.name() == name) {
         return Some(Op::Unary(op));
     }
-    if let Some(op) = REDUCE.into_iter().find(|op| op.name() == name) {
+    if let Some(op) = ReduceOp::ALL.into_iter().find(|op| op.name() == name) {
         return Some(Op::Reduce {
             op,
             dims: None,

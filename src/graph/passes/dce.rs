@@ -102,7 +102,7 @@ fn node_needs(node: &Node, expressions: &mut Vec<ExprId>, value: &mut dyn FnMut(
     }
     match &node.kind {
         NodeKind::Op(op) => op.dims().iter().for_each(&mut dim),
-        NodeKind::Assert { cond, message } => {
+        NodeKind::Assert { cond, message, .. } => {
             expressions.push(*cond);
             parts_need(&message.0, expressions, value);
         }

@@ -26,7 +26,7 @@ mod simplify;
 
 use super::ir::{Graph, NodeKind};
 
-pub use cse::eliminate_common_subexpressions;
+pub use cse::{Key as NodeKey, eliminate_common_subexpressions};
 pub use dce::eliminate_dead_code;
 pub use fuse::{FusionPolicy, fuse, single};
 pub use simplify::simplify;

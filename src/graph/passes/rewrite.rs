@@ -55,6 +55,16 @@ pub fn replace_uses(graph: &mut Graph, replacements: &[Option<ValueRef>]) {
     for_each_use(graph, &mut |value| *value = resolve(*value));
 }
 
+/// Replaces every use of an output of node `i` by the same output of node
+/// `replacements[i]`, if any (for nodes with several outputs, which are replaced whole).
+pub fn replace_nodes(graph: &mut Graph, replacements: &[Option<NodeId>]) {
+    for_each_use(graph, &mut |value| {
+        if let Some(node) = replacements.get(value.node.index()).copied().flatten() {
+            value.node = node;
+        }
+    });
+}
+
 /// Keeps the nodes marked live and renumbers references to them.
 pub fn retain(graph: &mut Graph, live: &[bool]) {
     let mut numbering = vec![None; graph.nodes.len()];

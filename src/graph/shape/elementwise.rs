@@ -40,7 +40,12 @@ fn broadcast_pair(x: Dim, y: Dim, a: &[Dim], b: &[Dim], sizes: &mut dyn Sizes) -
         sizes.show(x),
         sizes.show(y)
     );
-    sizes.require(x, Cmp::Eq, y, &|| message.clone())?;
+    let assumption = format!(
+        "sizes {} and {} are equal (compiled code does not broadcast a size from data as 1)",
+        sizes.show(x),
+        sizes.show(y)
+    );
+    sizes.assume_general(x, Cmp::Eq, y, &|| message.clone(), &|| assumption.clone())?;
     Ok(x)
 }
 

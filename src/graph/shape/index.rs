@@ -227,9 +227,13 @@ fn narrow(x: &Meta, dim: usize, start: Dim, length: Dim, sizes: &mut dyn Sizes) 
         Some(false) => sizes.add(start, size)?,
         None => {
             let shown = sizes.show(start);
-            sizes.require(start, Cmp::Ge, Dim::ZERO, &|| {
-                format!("narrow() start {shown} must not be negative")
-            })?;
+            sizes.assume_general(
+                start,
+                Cmp::Ge,
+                Dim::ZERO,
+                &|| format!("narrow() start {shown} must not be negative"),
+                &|| format!("the narrow() start {shown} is not negative (eager code wraps it)"),
+            )?;
             start
         }
     };

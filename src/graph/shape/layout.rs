@@ -80,9 +80,13 @@ pub fn reshape(input: &Meta, target: &[Dim], sizes: &mut dyn Sizes) -> RuleResul
             continue;
         }
         let shown = sizes.show(*d);
-        sizes.require(*d, Cmp::Ge, Dim::ZERO, &|| {
-            format!("reshape() sizes must be non-negative or -1, got {shown}")
-        })?;
+        sizes.assume_general(
+            *d,
+            Cmp::Ge,
+            Dim::ZERO,
+            &|| format!("reshape() sizes must be non-negative or -1, got {shown}"),
+            &|| format!("the reshape() size {shown} is not negative (not -1)"),
+        )?;
         product = sizes.mul(product, *d)?;
     }
     let describe = |sizes: &dyn Sizes| {
@@ -144,9 +148,14 @@ fn squeezable(d: Dim, sizes: &mut dyn Sizes) -> bool {
         Some(answer) => answer,
         None => {
             // A failure here is reported when the runtime assert fires.
-            let _ = sizes.require(d, Cmp::Ne, Dim::ONE, &|| {
-                "squeeze() assumed this size is not 1".to_string()
-            });
+            let shown = sizes.show(d);
+            let _ = sizes.assume_general(
+                d,
+                Cmp::Ne,
+                Dim::ONE,
+                &|| "squeeze() assumed this size is not 1".to_string(),
+                &|| format!("the squeezed size {shown} is not 1"),
+            );
             false
         }
     }
@@ -186,17 +195,31 @@ fn expand_dim(
             RuleError::shape(format!("{message}: -1 is not allowed for a new dimension"))
         });
     }
-    sizes.require(wanted, Cmp::Ge, Dim::ZERO, &|| {
-        format!("{message}: sizes must be non-negative")
-    })?;
+    let shown = sizes.show(wanted);
+    sizes.assume_general(
+        wanted,
+        Cmp::Ge,
+        Dim::ZERO,
+        &|| format!("{message}: sizes must be non-negative"),
+        &|| format!("the expand() size {shown} is not negative (not -1)"),
+    )?;
     match source {
         None => Ok(wanted),
         Some(source) if source == wanted => Ok(wanted),
         Some(source) if sizes.decide(source, Cmp::Eq, Dim::ONE) == Some(true) => Ok(wanted),
         Some(source) => {
-            sizes.require(source, Cmp::Eq, wanted, &|| {
-                format!("{message}: only size-1 dimensions can expand")
-            })?;
+            let (from, to) = (sizes.show(source), sizes.show(wanted));
+            sizes.assume_general(
+                source,
+                Cmp::Eq,
+                wanted,
+                &|| format!("{message}: only size-1 dimensions can expand"),
+                &|| {
+                    format!(
+                        "the expanded size {from} equals {to} (compiled code does not expand a size from data as 1)"
+                    )
+                },
+            )?;
             Ok(source)
         }
     }

@@ -143,6 +143,22 @@ pub trait Sizes {
     /// Requires `a op b`: nothing if it is decided true, an error with `message` if decided
     /// false, otherwise a runtime assert with `message`.
     fn require(&mut self, a: Dim, op: Cmp, b: Dim, message: &dyn Fn() -> String) -> RuleResult<()>;
+    /// Requires `a op b` on the general path of a rule whose special case eager code would
+    /// take (a size of 1 broadcast, a `-1`, a negative start that wraps). With concrete sizes
+    /// this is [`Sizes::require`] with `error`. While tracing, an undecided `a op b` becomes a
+    /// runtime assert that fails with `check-failed` naming `assumption` (eager code may have
+    /// succeeded there), and one decided false an assert that always fails.
+    fn assume_general(
+        &mut self,
+        a: Dim,
+        op: Cmp,
+        b: Dim,
+        error: &dyn Fn() -> String,
+        assumption: &dyn Fn() -> String,
+    ) -> RuleResult<()> {
+        let _ = assumption;
+        self.require(a, op, b, error)
+    }
     /// Declares `d` a size given to a factory or length argument: at least 0, and size-like.
     fn size_argument(&mut self, d: Dim, what: &str) -> RuleResult<()>;
     /// A concrete value for `d`, guarding on input sizes while tracing; an error when it
@@ -171,8 +187,21 @@ fn known(d: Dim) -> i64 {
 fn show_plain(d: Dim) -> String {
     match d {
         Dim::Known(value) => value.to_string(),
-        Dim::Sym(_) => "?".to_string(),
+        Dim::Sym(expr) => mark(expr),
     }
+}
+
+/// The marks around a symbolic size written into a message (characters of Unicode's private
+/// use area, which no message otherwise contains). A message about traced values writes each
+/// symbolic size as [`mark`]; the tracer turns the marks into values or names before the
+/// message is shown, or into template parts when it becomes a runtime assert's message
+/// (`eval::trace::sizes`).
+pub const MARK_OPEN: char = '\u{E000}';
+pub const MARK_CLOSE: char = '\u{E001}';
+
+/// A symbolic size as it is written into a message: a mark standing for `expr`.
+pub fn mark(expr: ExprId) -> String {
+    format!("{MARK_OPEN}{}{MARK_CLOSE}", expr.index())
 }
 
 fn overflow() -> RuleError {

@@ -113,7 +113,7 @@ fn node_expressions(node: &Node) -> Vec<ExprId> {
     };
     match &node.kind {
         NodeKind::Op(op) => op.dims().into_iter().for_each(&mut dim),
-        NodeKind::Assert { cond, message } => {
+        NodeKind::Assert { cond, message, .. } => {
             dim(Dim::Sym(*cond));
             template_expressions(&message.0, &mut dim);
         }

@@ -23,6 +23,8 @@ mod totals;
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;
 
+use crate::backend::interrupt::Interrupt;
+
 use self::eval::{Scratch, Task, TaskResult};
 use self::layout::Operand;
 use self::partition::Partition;
@@ -62,21 +64,30 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         })
         .collect::<Result<_>>()?;
     let tasks = tasks(kernel, &plan, &mut buffers);
+    // Ctrl-C skips the tasks not yet started.
+    let interrupt = Interrupt::current();
+    let run = |scratch: &mut Scratch, task| {
+        if interrupt.requested() {
+            return TaskResult {
+                failure: None,
+                totals: Vec::new(),
+            };
+        }
+        context.run(task, scratch)
+    };
     let results: Vec<TaskResult> = if tasks.len() > 1 {
         tasks
             .into_par_iter()
-            .map_init(
-                || Scratch::new(kernel),
-                |scratch, task| context.run(task, scratch),
-            )
+            .map_init(|| Scratch::new(kernel), run)
             .collect()
     } else {
         let mut scratch = Scratch::new(kernel);
         tasks
             .into_iter()
-            .map(|task| context.run(task, &mut scratch))
+            .map(|task| run(&mut scratch, task))
             .collect()
     };
+    interrupt.check()?;
     let first_failure = results
         .iter()
         .filter_map(|result| result.failure.as_ref())

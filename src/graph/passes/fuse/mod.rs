@@ -125,7 +125,7 @@ fn breaks(graph: &Graph, group: &Group, node: &Node) -> bool {
 /// The size expressions an assert's condition and a message or printed line read.
 fn effect_expressions(node: &Node) -> Vec<ExprId> {
     let (cond, parts) = match &node.kind {
-        NodeKind::Assert { cond, message } => (Some(*cond), &message.0[..]),
+        NodeKind::Assert { cond, message, .. } => (Some(*cond), &message.0[..]),
         NodeKind::DeviceAssert { message, .. } => (None, &message.0[..]),
         NodeKind::Print { line } => (None, &line.0[..]),
         NodeKind::Input { .. }
