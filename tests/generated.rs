@@ -13,6 +13,9 @@
 //! data, sizes change (automatic dynamic) and checks fail on some calls. Compiled and eager runs must
 //! print the same lines and stop at the same error with the same message. A program the
 //! comparison rejects is printed with its seed; it becomes a suite case once fixed.
+//!
+//! The first `GPU_PROGRAMS` of them (`TSL_GPU_PROGRAMS` to change) also run eagerly and
+//! compiled on the GPU, against the eager CPU run.
 
 mod common;
 #[path = "generated/day_one.rs"]
@@ -23,13 +26,18 @@ mod fuzz;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use common::{differences, exact_differences, on_big_stack, run_source};
+use common::{differences, exact_differences, gpu_available, on_big_stack, run_source};
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use tsl::backend::DeviceKind;
 use tsl::eval::Options;
 
 const PROGRAMS: u64 = 2000;
+
+/// How many of the generated programs also run on the GPU by default: every distinct kernel
+/// costs a shader compile, which keeps the software driver CI uses at a few per second.
+const GPU_PROGRAMS: u64 = 150;
 
 /// Functions the programs pass to `cond`.
 const BRANCHES: &str = "fn double(t) { return t * 2.0 }
@@ -772,6 +780,62 @@ fn random_programs_agree_compiled_and_eager() {
                     "only {} programs ended {outcome}: {outcomes:?}",
                     count(outcome)
                 ));
+            }
+        }
+        failures
+    });
+    assert!(failures.is_empty(), "\n{}\n", failures.join("\n\n"));
+}
+
+#[test]
+fn random_programs_agree_on_the_gpu() {
+    if !gpu_available() {
+        return;
+    }
+    let programs = std::env::var("TSL_GPU_PROGRAMS")
+        .ok()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(GPU_PROGRAMS);
+    let failures = on_big_stack(move || {
+        let mut failures = Vec::new();
+        for seed in 0..programs {
+            let text = Generator::new(seed).program();
+            let compare = || {
+                let cpu = run_source(
+                    "generated.tsl",
+                    &text,
+                    Options {
+                        eager: true,
+                        ..Options::default()
+                    },
+                );
+                let mut problems = Vec::new();
+                for eager in [true, false] {
+                    let gpu = run_source(
+                        "generated.tsl",
+                        &text,
+                        Options {
+                            eager,
+                            device: DeviceKind::Gpu,
+                            ..Options::default()
+                        },
+                    );
+                    let how = if eager { "eager" } else { "compiled" };
+                    problems.extend(
+                        differences("generated.tsl", &cpu, &gpu)
+                            .into_iter()
+                            .map(|problem| format!("{how} on the GPU: {problem}")),
+                    );
+                }
+                problems
+            };
+            let problems = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compare))
+                .unwrap_or_else(|_| vec!["the interpreter panicked".to_string()]);
+            if !problems.is_empty() {
+                failures.push(format!("seed {seed}:\n{text}\n  {}", problems.join("\n  ")));
+                if failures.len() >= 5 {
+                    break;
+                }
             }
         }
         failures

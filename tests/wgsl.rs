@@ -161,7 +161,47 @@ asserts: 0
         .expect("one fused kernel");
     let wgsl = generate(&kernel, vec![Layout::Contiguous, Layout::Strided], 2);
     validate(&wgsl);
+    // Literals are combined with the always-zero word, so drivers cannot fold arithmetic on
+    // them as if infinities and NaN did not exist.
+    let literals = wgsl.source.matches("bitcast<f32>(0x").count();
+    assert_eq!(literals, 4);
+    assert_eq!(wgsl.source.matches("u ^ p.w[").count(), literals);
     insta::assert_snapshot!("elementwise_fused_chain", wgsl.source);
+}
+
+#[test]
+fn an_operation_on_one_value_twice_hides_that_its_operands_are_equal() {
+    // `x - x` is NaN for infinite x; a driver that sees both operands are one value folds it
+    // to 0 unless one of them passes through the always-zero word.
+    let text = "graph f {
+  %0 = input x @0 : f32[s0]
+  %1 = sub(%0, %0) : f32[s0]
+  %2 = mul(%1, 2.0) : f32[s0]
+  return %2
+}
+symbols:
+  s0 = n from @0.size(0), range [2, inf]
+guards: none
+asserts: 0
+";
+    let mut graph = tsl::graph::parse::parse_graph(text).expect("the graph parses");
+    passes::fuse(&mut graph, &passes::FusionPolicy::default());
+    let kernel = graph
+        .nodes
+        .iter()
+        .find_map(|node| match &node.kind {
+            tsl::graph::ir::NodeKind::Op(Op::Fused(kernel)) => Some(kernel.clone()),
+            _ => None,
+        })
+        .expect("one fused kernel");
+    assert_eq!(kernel.inputs.len(), 1, "x is read once");
+    let wgsl = generate(&kernel, vec![Layout::Contiguous], 1);
+    validate(&wgsl);
+    assert!(
+        wgsl.source.contains("bitcast<f32>(bitcast<u32>("),
+        "{}",
+        wgsl.source
+    );
 }
 
 #[test]

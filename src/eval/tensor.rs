@@ -121,13 +121,15 @@ impl Interpreter {
 
     /// A concrete tensor on the session's device, for a compiled graph to take.
     pub(super) fn resident(&mut self, tensor: &TensorValue, span: Span) -> Result<backend::Tensor> {
-        let data = tensor.real().ok_or_else(|| {
-            Box::new(Diagnostic::internal(
+        if tensor.real().is_none() {
+            return Err(Box::new(Diagnostic::internal(
                 span,
                 "a traced tensor reached a compiled run",
-            ))
-        })?;
-        Ok(data.clone())
+            )));
+        }
+        // A clone, so the caller's value keeps its data and the copy made for this device
+        // (a weight passed to every call crosses to the GPU once).
+        placed(tensor.clone(), &mut self.dispatch()).map_err(|e| kernel_error(&e, span))
     }
 
     /// [`Interpreter::apply`] for an operation with one output, as a value.

@@ -105,20 +105,32 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
                 .get(*position)
                 .cloned()
                 .ok_or("an instruction reads a missing input")?,
-            InstrKind::Int(dim) => i64_literal(
-                dim.known()
-                    .ok_or("a size was not resolved before running")?,
-            ),
-            InstrKind::Float(value) => f32_literal(*value),
+            InstrKind::Int(dim) => {
+                // Sizes become floats in `x.sum(1) / n`: hidden like float literals, so
+                // `0.0 / 0` stays NaN.
+                let value = dim
+                    .known()
+                    .ok_or("a size was not resolved before running")?;
+                let zero = module.param(Param::Zero);
+                format!("({} ^ i64({zero}))", i64_literal(value))
+            }
+            InstrKind::Float(value) => {
+                let zero = module.param(Param::Zero);
+                f32_literal(*value, &zero)
+            }
             InstrKind::Bool(value) => value.to_string(),
             InstrKind::Unary(op, a) => unary(&mut module, *op, instr.dtype, &format!("v{a}"))?,
-            InstrKind::Binary(op, a, b) => binary(
-                &mut module,
-                *op,
-                operand_type(*a),
-                &format!("v{a}"),
-                &format!("v{b}"),
-            )?,
+            InstrKind::Binary(op, a, b) => {
+                // `x - x` with both operands one value is folded to 0 by drivers that assume
+                // no infinities or NaN; hiding that they are equal keeps `inf - inf = NaN`.
+                let right = if a == b && operand_type(*a) == DType::F32 {
+                    let zero = module.param(Param::Zero);
+                    format!("bitcast<f32>(bitcast<u32>(v{b}) ^ {zero})")
+                } else {
+                    format!("v{b}")
+                };
+                binary(&mut module, *op, operand_type(*a), &format!("v{a}"), &right)?
+            }
             InstrKind::Cast(a) => {
                 cast(&mut module, operand_type(*a), instr.dtype, &format!("v{a}"))?
             }

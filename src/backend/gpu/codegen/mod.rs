@@ -63,6 +63,11 @@ pub enum Param {
     Slot(u8),
     /// A word specific to the kernel family (a row length, a dimension size...).
     Value(u8),
+    /// A word that is always 0. Literals are combined with it, so the shader compiler sees
+    /// them as runtime values: Vulkan drivers may fold arithmetic on constants as if
+    /// infinities and NaN did not exist (Mesa lavapipe turns `(x * 2.0) / 0.0` into `x` and
+    /// `x * 0.0` into `0.0`), while the same arithmetic on runtime values keeps IEEE results.
+    Zero,
 }
 
 impl Wgsl {

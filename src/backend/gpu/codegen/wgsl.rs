@@ -47,9 +47,11 @@ pub fn store(dtype: DType, value: &str) -> String {
     }
 }
 
-/// An exact `f32` literal (through its bits, so infinities, NaN and every rounding are kept).
-pub fn f32_literal(value: f64) -> String {
-    format!("bitcast<f32>({:#010x}u)", (value as f32).to_bits())
+/// An exact `f32` literal (through its bits, so infinities, NaN and every rounding are kept),
+/// combined with the always-zero parameter word `zero` so the shader compiler cannot fold
+/// arithmetic on it (see `Param::Zero`).
+pub fn f32_literal(value: f64, zero: &str) -> String {
+    format!("bitcast<f32>({:#010x}u ^ {zero})", (value as f32).to_bits())
 }
 
 /// An `i64` literal (the most negative value cannot be written as a negated literal).

@@ -104,7 +104,7 @@ impl Gpu {
                 Param::ScalarLow(t) => scalar_words(tensors[t as usize]).0,
                 Param::ScalarHigh(t) => scalar_words(tensors[t as usize]).1,
                 Param::Slot(k) => slots[k as usize],
-                Param::Value(_) => 0,
+                Param::Value(_) | Param::Zero => 0,
             })
         };
         self.launch_each(&wgsl, buffers, numel, &mut value)
