@@ -54,7 +54,9 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         shape: &shape,
     };
     let plan = Partition::new(&context, numel);
-    let (buffers, totals) = match collect::collectable(kernel) {
+    // Collecting computes only the segments that give output values; without elements,
+    // rows give none, yet a row reduction over empty rows must still fail.
+    let (buffers, totals) = match collect::collectable(kernel).filter(|_| numel > 0) {
         Some(index) => collected(&context, &plan, index)?,
         None => in_tasks(&context, &plan)?,
     };
