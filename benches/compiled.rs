@@ -1,7 +1,11 @@
 //! The cost of calling a compiled function whose graph is already cached: argument binding,
 //! the cache lookup (argument structure, globals, duck sizing, guards) and the executor's
 //! dispatch, measured on tensors of four elements so the kernels cost little, next to the
-//! kernels alone and to an eager call of the same body (see BENCHMARKS.md).
+//! kernels alone and to an eager call of the same body (see BENCHMARKS.md). Two more
+//! measure costs per operation over a function of [`CHAIN`] operations: a cache hit run
+//! unfused (one kernel per operation, so the time over [`CHAIN`] is the dispatch of one
+//! operation) and fused, and the first call of a fresh interpreter (tracing the body,
+//! building the cache entry with its passes and fusion, and running it once).
 
 mod support;
 
@@ -31,13 +35,31 @@ fn masked(x: f32[n], y: f32[n]) {
 fn many(x) { return x + 1.0 }
 ";
 
-fn interpreter() -> Interpreter {
-    let mut interpreter = Interpreter::new(Options::default(), Box::new(support::Silent));
+/// Operations in `chain(x)`.
+const CHAIN: usize = 64;
+
+/// `chain(x)`: [`CHAIN`] elementwise operations, a multiplication and an addition per line.
+fn chain_program() -> String {
+    use std::fmt::Write as _;
+    let mut text = String::from("@compile\nfn chain(x) {\n    let v0 = x\n");
+    for line in 1..=CHAIN / 2 {
+        let _ = writeln!(text, "    let v{line} = v{} * 1.01 + 0.5", line - 1);
+    }
+    let _ = writeln!(text, "    return v{}\n}}", CHAIN / 2);
+    text
+}
+
+fn interpreter_with(options: Options, program: &str) -> Interpreter {
+    let mut interpreter = Interpreter::new(options, Box::new(support::Silent));
     assert_eq!(
-        interpreter.run_cell("setup", PROGRAM.to_string()),
+        interpreter.run_cell("setup", program.to_string()),
         Status::Ok
     );
     interpreter
+}
+
+fn interpreter() -> Interpreter {
+    interpreter_with(Options::default(), PROGRAM)
 }
 
 fn small(values: &[f32]) -> Value {
@@ -108,5 +130,42 @@ fn calls(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, calls);
+/// Costs per operation of `chain(x)`: reported per call; divide by [`CHAIN`].
+fn per_operation(c: &mut Criterion) {
+    let x = small(&[1.0, -2.0, 3.0, 4.0]);
+    let program = chain_program();
+    let mut group = c.benchmark_group("compiled");
+    for (name, unfused) in [("unfused", true), ("fused", false)] {
+        let options = Options {
+            unfused,
+            ..Options::default()
+        };
+        let mut interpreter = interpreter_with(options, &program);
+        interpreter
+            .call("chain", vec![x.clone()])
+            .expect("the first call traces");
+        group.bench_function(
+            format!("chain(x), cache hit, {name}, {CHAIN} ops, 4 f32"),
+            |b| b.iter(|| interpreter.call("chain", vec![x.clone()])),
+        );
+    }
+    group.bench_function(
+        format!("chain(x), first call: trace, compile and run, {CHAIN} ops, 4 f32"),
+        |b| {
+            b.iter_batched(
+                || interpreter_with(Options::default(), &program),
+                |mut interpreter| {
+                    interpreter
+                        .call("chain", vec![x.clone()])
+                        .expect("the first call traces");
+                    interpreter
+                },
+                criterion::BatchSize::SmallInput,
+            );
+        },
+    );
+    group.finish();
+}
+
+criterion_group!(benches, calls, per_operation);
 criterion_main!(benches);

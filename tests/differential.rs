@@ -74,3 +74,69 @@ fn fused_runs_are_bitwise_equal_to_unfused_runs() {
         },
     );
 }
+
+/// Fused kernels give the same bits whatever the number of threads: tasks, segments and the
+/// blocks totals fold in do not depend on it, and a collected output's runs are computed
+/// from the same segments however rayon splits them.
+#[test]
+fn fused_results_do_not_depend_on_the_thread_count() {
+    use rand::SeedableRng;
+    use std::{cell::RefCell, rc::Rc};
+    use tsl::backend::cpu::{self, Tensor};
+    use tsl::eval::{Interpreter, Status, TensorValue, Value};
+
+    const PROGRAM: &str = "
+@compile
+fn chain(x) { return relu(x * 2.0 + 1.0) * x - 0.5 }
+@compile
+fn softmax(x) {
+    let e = (x - x.max(1, keepdim = true)).exp()
+    return e / e.sum(1, keepdim = true)
+}
+@compile
+fn kept(x) { return [(2.0 * x[x > 0.0]).sum(), x[x > 0.5] * 3.0, x.sum(), x.mean()] }
+";
+    let tensor = |shape: &[usize], seed: u64| {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        cpu::randn(shape, &mut rng).expect("random data")
+    };
+    let (x, rows) = (tensor(&[300_007], 1), tensor(&[257, 1031], 2));
+    let run = |threads: usize| -> Vec<Tensor> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        pool.install(|| {
+            let failures = Rc::new(RefCell::new(Vec::new()));
+            let mut interpreter = Interpreter::new(
+                Options::default(),
+                Box::new(common::Collect(failures.clone())),
+            );
+            assert_eq!(interpreter.run_cell("setup", PROGRAM.into()), Status::Ok);
+            let calls = [("chain", &x), ("softmax", &rows), ("kept", &x)];
+            let mut results = Vec::new();
+            for (name, argument) in calls {
+                let argument = Value::Tensor(TensorValue::new(argument.clone()));
+                let value = interpreter.call(name, vec![argument]);
+                let value = value.unwrap_or_else(|_| panic!("{name} failed: {failures:?}"));
+                let values = match value {
+                    Value::List(items) => items.to_vec(),
+                    other => vec![other],
+                };
+                for value in values {
+                    let Value::Tensor(tensor) = value else {
+                        panic!("{name} returns tensors");
+                    };
+                    let real = tensor.real().expect("a concrete tensor");
+                    results.push(real.to_host().expect("on the host"));
+                }
+            }
+            results
+        })
+    };
+    let (one, three) = (run(1), run(3));
+    assert_eq!(one.len(), 6);
+    for (index, (a, b)) in one.iter().zip(&three).enumerate() {
+        assert!(a == b, "result {index} differs between 1 and 3 threads");
+    }
+}

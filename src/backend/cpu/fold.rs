@@ -271,9 +271,18 @@ mod tests {
         let mut with_nan = wave.clone();
         with_nan[500] = f32::NAN;
         cases.push(with_nan);
+        let mut nan_in_tail = wave.clone();
+        nan_in_tail[1001] = f32::NAN;
+        cases.push(nan_in_tail);
         let mut zeros = vec![-5.0; 40];
         zeros[13] = -0.0;
         zeros[21] = 0.0;
+        cases.push(zeros.clone());
+        // Zeros of both signs in the elements after the last whole chunk of lanes.
+        zeros[13] = -5.0;
+        zeros[21] = -5.0;
+        zeros[35] = 0.0;
+        zeros[37] = -0.0;
         cases.push(zeros);
         for values in &cases {
             for largest in [true, false] {

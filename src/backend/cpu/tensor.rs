@@ -108,14 +108,16 @@ impl Element for f32 {
     fn is_nan(self) -> bool {
         self.is_nan()
     }
-    /// Eight running extremes, which vectorise, then their extreme. The scan's answer
-    /// differs only when a `NaN` is present or the extreme is a zero (the first of `-0.0`
-    /// and `0.0` wins): those lanes are scanned in order instead.
+    /// Thirty-two running extremes, which vectorise into four independent chains of
+    /// comparisons (eight lanes made one chain, whose latency bounded a row maximum), then
+    /// their extreme. The scan's answer differs only when a `NaN` is present or the extreme
+    /// is a zero (the first of `-0.0` and `0.0` wins): those lanes are scanned in order
+    /// instead.
     fn extremum(values: &[f32], largest: bool) -> Option<f32> {
         let first = *values.first()?;
-        let mut lanes = [first; 8];
+        let mut lanes = [first; 32];
         let mut nan = false;
-        let chunks = values.chunks_exact(8);
+        let chunks = values.chunks_exact(32);
         let rest = chunks.remainder();
         for chunk in chunks {
             for (lane, &value) in lanes.iter_mut().zip(chunk) {

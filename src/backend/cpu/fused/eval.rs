@@ -134,6 +134,27 @@ impl Context<'_> {
         view.side::<bool>()
     }
 
+    /// Computes every instruction over one segment; an element error is left in `failure`
+    /// unless an earlier instruction's is already there.
+    pub fn evaluate(
+        &self,
+        segment: Segment,
+        scratch: &mut Scratch,
+        failure: &mut Option<(usize, KernelError)>,
+    ) {
+        self.segment(segment, scratch, failure, None);
+    }
+
+    /// Instruction `value`'s values over `segment` (for a kept value, over the kept elements)
+    /// after [`Context::evaluate`].
+    pub fn view<'s>(&'s self, scratch: &'s Scratch, value: usize, segment: Segment) -> View<'s> {
+        View {
+            slot: &scratch.slots[value],
+            operands: self.operands,
+            segment,
+        }
+    }
+
     /// Computes every instruction (or those `only` marks) over one segment.
     fn segment(
         &self,

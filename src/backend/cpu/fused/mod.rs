@@ -13,6 +13,7 @@
 //! anywhere is returned, as the member it belongs to ([`KernelError::InMember`]), which is the
 //! error the unfused operations would have raised first.
 
+mod collect;
 mod eval;
 mod lanes;
 mod layout;
@@ -34,9 +35,10 @@ use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{Domain, FusedKernel, OutputKind};
 use crate::graph::shape::Dim;
 
-/// Elements per segment of a kernel without row reductions: small enough that every
-/// instruction's buffer stays in the first-level cache.
-pub(crate) const CHUNK: usize = 4096;
+/// Elements per segment of a kernel without row reductions: small enough that the buffers
+/// of a chain of instructions stay in the first-level cache (4 KiB each for `f32`; at 4,096
+/// elements a five-operation chain spilled to the second level and ran about a fifth slower).
+pub(crate) const CHUNK: usize = 1024;
 
 /// Computes a fused kernel whose sizes are concrete, on its operands.
 pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
@@ -52,6 +54,65 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         shape: &shape,
     };
     let plan = Partition::new(&context, numel);
+    let (buffers, totals) = match collect::collectable(kernel) {
+        Some(index) => collected(&context, &plan, index)?,
+        None => in_tasks(&context, &plan)?,
+    };
+    buffers
+        .into_iter()
+        .zip(&kernel.outputs)
+        .zip(totals)
+        .map(
+            |((buffer, output), total)| match (output.kind, buffer, total) {
+                (OutputKind::Values(value), Some(buffer), _) => {
+                    buffer.into_tensor(&output_sizes(kernel, value, output, plan.count)?)
+                }
+                (_, _, Some(total)) => {
+                    super::reshape(&Tensor::scalar(total), &concrete(&output.meta.shape)?)
+                }
+                _ => Ok(Tensor::scalar(Scalar::Int(plan.count as i64))),
+            },
+        )
+        .collect()
+}
+
+/// Per output: its buffer (a tensor output) or its value (a total).
+type Written = (Vec<Option<Buffer>>, Vec<Option<Scalar>>);
+
+/// A kernel's only tensor output (`index`), collected without filling it first.
+fn collected(context: &eval::Context<'_>, plan: &Partition, index: usize) -> Result<Written> {
+    let kernel = context.kernel;
+    let output = &kernel.outputs[index];
+    let OutputKind::Values(value) = output.kind else {
+        return Err(KernelError::Value(
+            "a fused total cannot be collected".into(),
+        ));
+    };
+    let failure = std::sync::Mutex::new(None);
+    let interrupt = Interrupt::current();
+    let buffer = collect::collect(
+        context,
+        plan,
+        value,
+        output.meta.dtype,
+        &failure,
+        &interrupt,
+    );
+    interrupt.check()?;
+    let failure = failure
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((instr, _, error)) = failure {
+        return Err(in_member(kernel, instr, error));
+    }
+    let mut buffers: Vec<Option<Buffer>> = kernel.outputs.iter().map(|_| None).collect();
+    buffers[index] = Some(buffer);
+    Ok((buffers, vec![None; kernel.outputs.len()]))
+}
+
+/// A kernel's outputs written in parallel tasks into buffers made first.
+fn in_tasks(context: &eval::Context<'_>, plan: &Partition) -> Result<Written> {
+    let kernel = context.kernel;
     let mut buffers: Vec<Option<Buffer>> = kernel
         .outputs
         .iter()
@@ -63,7 +124,7 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
             OutputKind::Total(..) | OutputKind::Count(_) => Ok(None),
         })
         .collect::<Result<_>>()?;
-    let tasks = tasks(kernel, &plan, &mut buffers);
+    let tasks = tasks(kernel, plan, &mut buffers);
     // Ctrl-C skips the tasks not yet started.
     let interrupt = Interrupt::current();
     let run = |scratch: &mut Scratch, task| {
@@ -93,32 +154,22 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
         .filter_map(|result| result.failure.as_ref())
         .min_by_key(|(instr, _)| *instr);
     if let Some((instr, error)) = first_failure {
-        return Err(KernelError::InMember {
-            member: kernel.body[*instr].member,
-            error: Box::new(error.clone()),
-        });
+        return Err(in_member(kernel, *instr, error.clone()));
     }
     let extent = |value: usize| match kernel.body[value].domain {
         Domain::Kept => (plan.count, vec![plan.count]),
-        Domain::Uniform | Domain::Row | Domain::Element => (numel, shape.clone()),
+        Domain::Uniform | Domain::Row | Domain::Element => (plan.numel(), context.shape.to_vec()),
     };
     let totals = totals::combine_totals(kernel, &results, &extent)?;
-    buffers
-        .into_iter()
-        .zip(&kernel.outputs)
-        .zip(totals)
-        .map(
-            |((buffer, output), total)| match (output.kind, buffer, total) {
-                (OutputKind::Values(value), Some(buffer), _) => {
-                    buffer.into_tensor(&output_sizes(kernel, value, output, plan.count)?)
-                }
-                (_, _, Some(total)) => {
-                    super::reshape(&Tensor::scalar(total), &concrete(&output.meta.shape)?)
-                }
-                _ => Ok(Tensor::scalar(Scalar::Int(plan.count as i64))),
-            },
-        )
-        .collect()
+    Ok((buffers, totals))
+}
+
+/// An element error of instruction `instr`, as an error of the member it computes for.
+fn in_member(kernel: &FusedKernel, instr: usize, error: KernelError) -> KernelError {
+    KernelError::InMember {
+        member: kernel.body[instr].member,
+        error: Box::new(error),
+    }
 }
 
 /// The sizes of a value output: its own, or for kept values the count and then ones.

@@ -29,12 +29,15 @@ pub(crate) struct Stretch {
 }
 
 pub(crate) struct Partition {
+    numel: usize,
     /// For a kernel that reduces rows: how many rows, and their length (the last size).
     rows: Option<(usize, usize)>,
     /// Rows per task in a kernel that reduces rows.
     rows_per_task: usize,
     /// The tasks of a kernel that does not reduce rows.
     stretches: Vec<Stretch>,
+    /// How many elements the mask keeps in each segment of the grid of [`CHUNK`].
+    counts: Vec<usize>,
     /// How many elements the mask keeps (zero without a mask).
     pub count: usize,
 }
@@ -48,9 +51,11 @@ impl Partition {
                 .split_last()
                 .map_or((1, &[][..]), |(last, outer)| (*last, outer));
             return Partition {
+                numel,
                 rows: Some((outer.iter().product(), length)),
                 rows_per_task: (BLOCK / length.max(1)).max(1),
                 stretches: Vec::new(),
+                counts: Vec::new(),
                 count: 0,
             };
         }
@@ -63,9 +68,11 @@ impl Partition {
                 })
                 .collect();
             return Partition {
+                numel,
                 rows: None,
                 rows_per_task: 0,
                 stretches,
+                counts: Vec::new(),
                 count: 0,
             };
         };
@@ -77,11 +84,18 @@ impl Partition {
             element_blocks(&counts, numel)
         };
         Partition {
+            numel,
             rows: None,
             rows_per_task: 0,
             stretches,
+            counts,
             count,
         }
+    }
+
+    /// How many elements the iteration shape has.
+    pub fn numel(&self) -> usize {
+        self.numel
     }
 
     /// How many tasks there are.
@@ -115,6 +129,33 @@ impl Partition {
             at = next;
         }
         segments
+    }
+
+    /// Every segment in order, each with how many values of an output of `domain` it gives
+    /// (its elements, its row's value, or its kept elements).
+    pub fn segments_in_order(&self, domain: Domain) -> Vec<(Segment, usize)> {
+        if let Some((rows, length)) = self.rows {
+            let per_row = if domain == Domain::Row { 1 } else { length };
+            return (0..rows)
+                .map(|row| {
+                    let segment = Segment {
+                        start: row * length,
+                        len: length,
+                    };
+                    (segment, per_row)
+                })
+                .collect();
+        }
+        (0..self.numel.div_ceil(CHUNK))
+            .map(|index| {
+                let segment = grid_segment(index, self.numel);
+                let values = match domain {
+                    Domain::Kept => self.counts.get(index).copied().unwrap_or(0),
+                    Domain::Uniform | Domain::Row | Domain::Element => segment.len,
+                };
+                (segment, values)
+            })
+            .collect()
     }
 
     /// How many values of an output of `domain` each task writes, in task order.
