@@ -3,8 +3,8 @@
 //! - Kernel families, candle-style: one test body per family (`tests/suite/kernels/*.tsl`,
 //!   whose `# out:` lines are the known answers), instantiated for the CPU and the GPU, each
 //!   run eagerly and compiled.
-//! - The GPU against the CPU: every `@compile` suite program and every example runs eagerly
-//!   on the CPU, compiled on the GPU and eagerly on the GPU, and the runs must print the same
+//! - The GPU against the CPU: every suite program and every example (`@compile` or not)
+//!   runs eagerly on the CPU, compiled on the GPU and eagerly on the GPU, and the runs must print the same
 //!   (integers and booleans exactly, floats within the tolerance of `common::lines_agree`)
 //!   and stop at the same first error with the same message.
 //! - Failure order: programs with two failing checks, a failing check before a print, a
@@ -23,6 +23,8 @@ use common::{
 use tsl::backend::DeviceKind;
 use tsl::eval::{LogChannels, Options};
 
+/// Every suite program (those without `@compile` run eagerly both ways) and every example,
+/// except programs whose compiled run legitimately differs from the eager one.
 fn programs() -> Vec<std::path::PathBuf> {
     let mut files = tsl_files(&root().join("tests/suite"));
     files.extend(tsl_files(&root().join("examples")));
@@ -30,7 +32,7 @@ fn programs() -> Vec<std::path::PathBuf> {
         .into_iter()
         .filter(|path| {
             let text = std::fs::read_to_string(path).expect("suite files are UTF-8");
-            text.contains("@compile") && !text.contains("# eager-differs:")
+            !text.contains("# eager-differs:")
         })
         .collect()
 }

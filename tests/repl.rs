@@ -1,6 +1,8 @@
 //! The REPL, driven through standard input (cells, values, commands, errors, exit status) and
 //! once through a pseudo-terminal (prompts, completion, Ctrl-C, Ctrl-D).
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -373,4 +375,37 @@ mod terminal {
         assert!(saved.contains("add(200, 3)"), "{saved}");
         assert!(saved.contains("fn add(a, b) {"), "{saved}");
     }
+}
+
+#[test]
+fn the_session_goes_on_after_a_failed_check_on_the_gpu() {
+    if !common::gpu_available() {
+        return;
+    }
+    let output = repl(
+        ":device gpu\n@compile\nfn f(x) {\n    check all(x > 0.0), \"x must be positive\"\n    \
+         return x * 2.0\n}\nf(tensor([1.0, -2.0]))\nf(tensor([1.0, 2.0]))\nlet y = f(tensor([3.0]))\n\
+         :device cpu\ny + 1.0\n:device\n",
+    );
+    let printed = stdout(&output);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.len(), 5, "{printed}");
+    assert!(lines[0].starts_with("device: gpu ("), "{printed}");
+    // `y`, computed on the GPU, moves to the CPU when the CPU needs it.
+    assert_eq!(
+        lines[1..],
+        [
+            "tensor([2.0, 4.0])",
+            "device: cpu",
+            "tensor([7.0])",
+            "device: cpu"
+        ]
+    );
+    let errors = stderr(&output);
+    assert!(
+        errors.contains("error[device-check-failed]: x must be positive")
+            && errors.contains("failed at x[1] = -2.0"),
+        "{errors}"
+    );
+    assert_eq!(errors.matches("error[").count(), 1, "{errors}");
 }

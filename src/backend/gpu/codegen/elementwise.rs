@@ -121,9 +121,12 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
             InstrKind::Bool(value) => value.to_string(),
             InstrKind::Unary(op, a) => unary(&mut module, *op, instr.dtype, &format!("v{a}"))?,
             InstrKind::Binary(op, a, b) => {
-                // `x - x` with both operands one value is folded to 0 by drivers that assume
-                // no infinities or NaN; hiding that they are equal keeps `inf - inf = NaN`.
-                let right = if a == b && operand_type(*a) == DType::F32 {
+                // `x - x` and `x + (-x)` are folded to 0 by drivers that assume no
+                // infinities or NaN; hiding that the operands are related keeps
+                // `inf - inf = NaN`.
+                let negation = |of: usize, other: usize| matches!(kernel.body[of].kind, InstrKind::Unary(UnaryOp::Neg, x) if x == other);
+                let related = a == b || negation(*a, *b) || negation(*b, *a);
+                let right = if related && operand_type(*a) == DType::F32 {
                     let zero = module.param(Param::Zero);
                     format!("bitcast<f32>(bitcast<u32>(v{b}) ^ {zero})")
                 } else {
