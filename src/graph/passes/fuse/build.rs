@@ -228,8 +228,15 @@ impl Builder<'_> {
                 self.keep(a, mask)
             }
             Fusible::Nonzero => {
-                let mask = self.arg(args.first()?);
-                let mask = self.cast(mask, DType::Bool);
+                // A group keeps by one mask: a second `nonzero` of it reuses the first's
+                // flags instead of converting the mask again.
+                let mask = match self.keeping {
+                    Some((_, known)) => known,
+                    None => {
+                        let mask = self.arg(args.first()?);
+                        self.cast(mask, DType::Bool)
+                    }
+                };
                 self.keeping.get_or_insert((self.member, mask));
                 self.push(InstrKind::Position(mask), DType::I64, Domain::Kept)
             }
