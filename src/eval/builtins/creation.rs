@@ -145,13 +145,21 @@ fn stacked(interpreter: &mut Interpreter, data: &Value, span: Span) -> Result<Va
         }
         return interpreter.apply_one(Op::Stack { dim: 0 }, parts, span);
     }
-    let operand =
-        super::core::scalar_operand(data).ok_or_else(|| -> Box<crate::diag::Diagnostic> {
+    // Elements are numbers, bools or 0-d tensors, as in eager code; a tensor with
+    // dimensions is refused with eager code's error.
+    let element = match data {
+        Value::Tensor(tensor) => tensor.ndim() == 0,
+        _ => true,
+    };
+    let operand = super::core::scalar_operand(data)
+        .filter(|_| element)
+        .ok_or_else(|| -> Box<crate::diag::Diagnostic> {
             error(
                 Code::TypeError,
                 span,
                 format!("tensor() needs numbers or bools, found {}", data.kind()),
             )
+            .with_help("to combine tensors use stack() or cat()")
             .into()
         })?;
     let dtype = operand.meta().dtype;
