@@ -41,6 +41,16 @@ impl Interpreter {
             }
         }
         if runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b) {
+            // A host value read from data is a host number as in eager code, so bitwise
+            // operators on a float are refused with eager code's error.
+            let float = |value: &Value| match value {
+                Value::Float(_) => true,
+                Value::RuntimeScalar(tensor) => tensor.dtype() == DType::F32,
+                _ => false,
+            };
+            if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr) && (float(&a) || float(&b)) {
+                return Err(unsupported(op, &a, &b, span));
+            }
             return self.runtime_binary(op, a, b, span);
         }
         if let (Value::Template(_) | Value::Str(_), Value::Template(_) | Value::Str(_)) = (&a, &b)
