@@ -77,9 +77,11 @@ impl Interpreter {
         let options = function.compile.unwrap_or_default();
         policy.all = options.dynamic == Some(true);
         policy.never = options.dynamic == Some(false);
+        let spans: Vec<Span> = bound.iter().map(|(_, span)| *span).collect();
         let traced = self.trace_call(
             function,
             arguments.clone(),
+            &spans,
             &TraceRequest { policy },
             call_site,
         )?;
@@ -174,6 +176,7 @@ impl Interpreter {
         &mut self,
         function: &Rc<Function>,
         arguments: Vec<Value>,
+        spans: &[Span],
         request: &TraceRequest,
         call_site: Span,
     ) -> Result<Traced> {
@@ -182,7 +185,7 @@ impl Interpreter {
         let concrete = arguments.clone();
         let (result, tracer) = self.with_tracer(tracer, |this| {
             let arguments = this.trace_arguments(&names, arguments, &request.policy);
-            let value = this.call_with_values(function, arguments, call_site)?;
+            let value = this.call_with_values(function, arguments, spans)?;
             this.output_of(&value, call_site)
         });
         match result {
@@ -282,7 +285,8 @@ impl Interpreter {
         let span = function.def.name.span;
         let (result, mut tracer) = self.with_tracer(tracer, |this| {
             let arguments = this.arguments_from_annotations(function)?;
-            let value = this.call_with_values(function, arguments, span)?;
+            let spans = vec![span; arguments.len()];
+            let value = this.call_with_values(function, arguments, &spans)?;
             this.output_of(&value, span)
         });
         if let Some(facts) = tracer.render_facts(&function.qualified_name(), &self.sources) {
@@ -316,18 +320,15 @@ impl Interpreter {
         (result, tracer)
     }
 
-    /// Runs `function` on arguments already matched to its parameters (its call frame is the
-    /// caller's).
+    /// Runs `function` on arguments already matched to its parameters, each with the span of
+    /// the argument it came from (its call frame is the caller's).
     fn call_with_values(
         &mut self,
         function: &Rc<Function>,
         arguments: Vec<Value>,
-        call_site: Span,
+        spans: &[Span],
     ) -> Result<Value> {
-        let bound = arguments
-            .into_iter()
-            .map(|value| (value, call_site))
-            .collect();
+        let bound = arguments.into_iter().zip(spans.iter().copied()).collect();
         self.run_bound(function, bound)
     }
 
