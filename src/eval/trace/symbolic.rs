@@ -43,9 +43,15 @@ impl Interpreter {
             };
             return self.symbolic_result(result, span).map(Some);
         }
-        let (Some(x), Some(y)) = (self.int_expr(a), self.int_expr(b)) else {
+        let (Some(x), Some(mut y)) = (self.int_expr(a), self.int_expr(b)) else {
             return Ok(None);
         };
+        if op == BinaryOp::Pow && self.env().as_int(y).is_none() {
+            // Size expressions have constant exponents: one from input sizes is decided or
+            // guarded on, as a loop bound is; one from data is a `data-dependent-int`.
+            let exponent = self.concrete_int(y, span, "an exponent")?;
+            y = self.env().int(exponent);
+        }
         let env = self.env();
         let result = match op {
             BinaryOp::Add => env.add(x, y),
