@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use super::args::{CallArgs, Keyword, Positional};
 use super::builtins;
+use super::trace::Ask;
 use super::value::Value;
 use super::{Interpreter, error};
 use crate::diag::{Code, Diagnostic, Result};
@@ -173,8 +174,21 @@ impl Interpreter {
         {
             return Ok(Value::Bool(value));
         }
-        let right = self.eval(b)?;
-        self.logical_operand(&right, b.span, word)?;
+        let right = self
+            .eval(b)
+            .and_then(|right| self.logical_operand(&right, b.span, word).map(|()| right));
+        let right = match (&left, right) {
+            (Value::SymBool(cond), Err(problem)) => {
+                // Eager code looks at `b` only when `a` does not decide, so whether `b` fails
+                // depends on `a`: decide it, as an `if` would.
+                let value = self.decide(*cond, a.span, Ask::Normal)?;
+                if value == is_or {
+                    return Ok(Value::Bool(value));
+                }
+                return Err(problem);
+            }
+            (_, right) => right?,
+        };
         let op = if is_or {
             BinaryOp::BitOr
         } else {
