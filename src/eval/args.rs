@@ -161,6 +161,22 @@ impl Bound {
 
     /// A type error about parameter `index`.
     pub fn wrong(&self, index: usize, wanted: &str, got: &Value) -> Box<Diagnostic> {
+        if let Value::RuntimeScalar(_) = got {
+            // A host number known only when the compiled graph runs (arithmetic the size
+            // reasoning cannot express, such as `&` on a value read from data).
+            return error(
+                Code::DataDependentInt,
+                self.span(index),
+                format!(
+                    "{}() needs {wanted} for `{}`, got a number computed from data when the graph runs",
+                    self.function, self.params[index],
+                ),
+            )
+            .with_help(
+                "sizes in compiled code combine input sizes and values read with item() by + - * // % ** min max; other arithmetic on them is only known at run time",
+            )
+            .into();
+        }
         error(
             Code::TypeError,
             self.span(index),
