@@ -210,7 +210,12 @@ impl Sizes for TraceSizes<'_> {
         if self.hintless_backed(cond) {
             return self.assume(cond, &error());
         }
-        let from_data = !self.tracer.graph.env.unbacked_symbols(cond).is_empty();
+        // From the sizes themselves: facts may already have decided the condition (a mask
+        // of two elements never keeps three), which leaves no symbol in it.
+        let from_data = [a, b].into_iter().any(|dim| match dim {
+            Dim::Sym(expr) => !self.tracer.graph.env.unbacked_symbols(expr).is_empty(),
+            Dim::Known(_) => false,
+        });
         let known = self
             .tracer
             .env()
@@ -228,7 +233,7 @@ impl Sizes for TraceSizes<'_> {
             CheckOutcome::AlreadyTrue | CheckOutcome::Guarded(true) => Ok(()),
             // Eager code takes the special case where the data allow it: the compiled code
             // stops here instead, naming what it assumed.
-            CheckOutcome::False if from_data => {
+            CheckOutcome::False | CheckOutcome::Guarded(false) if from_data => {
                 let message = message();
                 let never = self.tracer.env().bool(false);
                 self.tracer.push(
