@@ -163,7 +163,7 @@ pub fn reduce_over(
     keepdim: bool,
 ) -> Result<Value> {
     let tensor = args.tensor(0)?;
-    let dims = reduction_dims(args, dim_index, tensor.ndim(), op)?;
+    let dims = reduction_dims(interpreter, args, dim_index, tensor.ndim(), op)?;
     let op = Op::Reduce { op, dims, keepdim };
     interpreter.apply_one(op, vec![Operand::Tensor(tensor)], args.span)
 }
@@ -172,6 +172,7 @@ pub fn reduce_over(
 /// in PyTorch), else distinct dims in range. Every reduction but `argmax` and `argmin` takes
 /// a list, whose indices would be ambiguous.
 pub fn reduction_dims(
+    interpreter: &mut Interpreter,
     args: &Bound,
     index: usize,
     ndim: usize,
@@ -179,9 +180,14 @@ pub fn reduction_dims(
 ) -> Result<Option<Vec<usize>>> {
     let span = args.span(index);
     let many = !matches!(op, ReduceOp::Argmax | ReduceOp::Argmin);
+    // A dim computed from sizes while tracing is decided (or guarded on) as an int.
+    let mut int = |value: &Value| interpreter.concrete(value, span, "a dim");
     let dims = match args.get(index) {
         None => return Ok(None),
-        Some(Value::Int(dim)) => vec![normalize_dim(*dim, ndim, span)?],
+        Some(value @ (Value::Int(_) | Value::SymInt(_))) => {
+            let dim = int(value)?.unwrap_or_default();
+            vec![normalize_dim(dim, ndim, span)?]
+        }
         Some(Value::List(items)) if items.is_empty() && many => return Ok(None),
         Some(Value::List(_)) if !many => {
             let name = args.function();
@@ -198,10 +204,10 @@ pub fn reduction_dims(
         Some(Value::List(items)) => {
             let mut dims = Vec::new();
             for item in items.iter() {
-                let Value::Int(dim) = item else {
+                let Some(dim) = int(item)? else {
                     return Err(args.wrong(index, "an int or a list of ints", item));
                 };
-                let dim = normalize_dim(*dim, ndim, span)?;
+                let dim = normalize_dim(dim, ndim, span)?;
                 if dims.contains(&dim) {
                     return Err(error(
                         Code::ShapeError,

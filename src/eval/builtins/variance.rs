@@ -47,7 +47,7 @@ fn variance(interpreter: &mut Interpreter, args: &Bound) -> Result<TensorValue> 
         _ => (Some(1), None),
     };
     let dims = match dim_index {
-        Some(index) => reduction_dims(args, index, tensor.ndim(), ReduceOp::Sum)?,
+        Some(index) => reduction_dims(interpreter, args, index, tensor.ndim(), ReduceOp::Sum)?,
         None => None,
     };
     let correction = correction(args, unbiased)?;

@@ -26,9 +26,13 @@ pub type Problems = Vec<String>;
 /// must agree), `check` and `graph`. `limit` bounds each run.
 pub fn in_process(path: &Path, text: &str, limit: Duration) -> Problems {
     let name = path.display().to_string();
+    // Cases save and load files next to themselves: the eager run starts from the files the
+    // compiled run started from.
+    let files = Files::snapshot(path.parent().unwrap_or(Path::new(".")));
     let compiled = run_in_process(Options::default(), limit, |interpreter| {
         interpreter.run_source(&name, Some(path), text.to_string())
     });
+    files.restore();
     let eager = run_in_process(
         Options {
             eager: true,
@@ -61,6 +65,51 @@ pub fn in_process(path: &Path, text: &str, limit: Duration) -> Problems {
         problems.extend(differences(&name, &eager.run, &compiled.run));
     }
     problems
+}
+
+/// The files of one directory (not its subdirectories) and their contents.
+struct Files {
+    directory: PathBuf,
+    contents: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl Files {
+    fn snapshot(directory: &Path) -> Files {
+        let contents = Files::paths(directory)
+            .into_iter()
+            .filter_map(|path| Some((path.clone(), std::fs::read(&path).ok()?)))
+            .collect();
+        Files {
+            directory: directory.to_path_buf(),
+            contents,
+        }
+    }
+
+    /// Puts the directory back as it was: files written since are removed, changed ones
+    /// rewritten.
+    fn restore(&self) {
+        for path in Files::paths(&self.directory) {
+            if !self.contents.iter().any(|(known, _)| *known == path) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        for (path, bytes) in &self.contents {
+            if std::fs::read(path).ok().as_ref() != Some(bytes) {
+                let _ = std::fs::write(path, bytes);
+            }
+        }
+    }
+
+    fn paths(directory: &Path) -> Vec<PathBuf> {
+        std::fs::read_dir(directory)
+            .map(|entries| {
+                entries
+                    .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                    .filter(|path| path.is_file())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// Whether compiled and eager runs of `text` must agree: not when it asks whether it is
