@@ -211,6 +211,10 @@ impl Interpreter {
     fn logical_operand(&mut self, value: &Value, span: Span, word: &str) -> Result<()> {
         match value {
             Value::Bool(_) | Value::SymBool(_) => Ok(()),
+            // A bool computed from data when the graph runs, as an `if` on it would be.
+            Value::RuntimeScalar(scalar) if scalar.dtype() == crate::dtype::DType::Bool => {
+                Err(self.tensor_data_guard(span, word))
+            }
             Value::Tensor(_) => Err(error(
                 Code::TypeError,
                 span,
