@@ -25,6 +25,16 @@ impl Interpreter {
         }
         let runtime = |value: &Value| matches!(value, Value::RuntimeScalar(_));
         let symbolic = |value: &Value| matches!(value, Value::SymInt(_) | Value::SymBool(_));
+        let numeric =
+            |value: &Value| runtime(value) || symbolic(value) || scalar_of(value).is_some();
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne)
+            && (runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b))
+            && !(numeric(&a) && numeric(&b))
+        {
+            // A number never equals a value of another kind, known now or when the graph
+            // runs, as in eager code.
+            return Ok(Value::Bool(op == BinaryOp::Ne));
+        }
         let division = matches!(op, BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem);
         if division && (runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b)) {
             // Host division: eager code refuses a zero divisor; so does the trace.
