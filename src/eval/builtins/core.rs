@@ -214,7 +214,8 @@ fn extremum(
     let a = args.required(0)?.clone();
     match (&a, args.get(1)) {
         (Value::Tensor(_), None) => reduction(interpreter, &args, reduce, 2),
-        (Value::Tensor(_), Some(Value::Int(_) | Value::List(_))) => {
+        // A dim, as in eager code even when it is a size computed while tracing.
+        (Value::Tensor(_), Some(Value::Int(_) | Value::SymInt(_) | Value::List(_))) => {
             let keepdim = args.bool_or(3, false)?;
             reduce_over(interpreter, &args, reduce, 1, keepdim)
         }
