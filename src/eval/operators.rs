@@ -25,6 +25,7 @@ impl Interpreter {
         }
         let runtime = |value: &Value| matches!(value, Value::RuntimeScalar(_));
         let symbolic = |value: &Value| matches!(value, Value::SymInt(_) | Value::SymBool(_));
+        let (a, b) = self.concrete_repeat_count(op, a, b, span)?;
         let numeric =
             |value: &Value| runtime(value) || symbolic(value) || scalar_of(value).is_some();
         if matches!(op, BinaryOp::Eq | BinaryOp::Ne)
@@ -116,6 +117,29 @@ impl Interpreter {
         match self.tensor_binary(op, a, b, span)? {
             Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
             other => Ok(other),
+        }
+    }
+
+    /// `text * n` and `list * n` repeat: a count computed while tracing is decided (or
+    /// guarded on) as any int a loop needs.
+    fn concrete_repeat_count(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        span: Span,
+    ) -> Result<(Value, Value)> {
+        let repeated = |value: &Value| matches!(value, Value::Str(_) | Value::List(_));
+        match (op, &a, &b) {
+            (BinaryOp::Mul, Value::SymInt(count), other) if repeated(other) => {
+                let count = self.concrete_int(*count, span, "a repeat count")?;
+                Ok((Value::Int(count), b))
+            }
+            (BinaryOp::Mul, other, Value::SymInt(count)) if repeated(other) => {
+                let count = self.concrete_int(*count, span, "a repeat count")?;
+                Ok((a, Value::Int(count)))
+            }
+            _ => Ok((a, b)),
         }
     }
 
