@@ -184,6 +184,28 @@ pub fn dim_error(dim: usize, ndim: usize) -> KernelError {
     ))
 }
 
+/// Python's slice `start:stop:step` of `size` positions, clamped as Python clamps it: its
+/// first position and the end (exclusive, never before the first). Steps must be positive.
+pub fn python_slice_bounds(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: i64,
+    size: usize,
+) -> Result<(usize, usize)> {
+    if step <= 0 {
+        return Err(KernelError::Value(format!(
+            "slice step must be positive, got {step}"
+        )));
+    }
+    let clamp = |bound: Option<i64>, default: usize| match bound {
+        None => default,
+        Some(bound) if bound < 0 => (i128::from(bound) + size as i128).max(0) as usize,
+        Some(bound) => (bound as u64).min(size as u64) as usize,
+    };
+    let first = clamp(start, 0);
+    Ok((first, clamp(stop, size).max(first)))
+}
+
 /// Checks `dim < ndim`.
 pub fn check_dim(dim: usize, ndim: usize) -> Result<()> {
     if dim < ndim {

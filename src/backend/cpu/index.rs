@@ -154,18 +154,7 @@ pub(crate) fn wrap_index(index: i64, size: usize, dim: usize) -> Result<usize> {
 
 /// The ndarray slice for Python's `start:stop:step` on a dim of `size`, clamped.
 fn python_slice(start: Option<i64>, stop: Option<i64>, step: i64, size: usize) -> Result<Slice> {
-    if step <= 0 {
-        return Err(KernelError::Value(format!(
-            "slice step must be positive, got {step}"
-        )));
-    }
-    let clamp = |bound: Option<i64>, default: usize| match bound {
-        None => default,
-        Some(bound) if bound < 0 => (i128::from(bound) + size as i128).max(0) as usize,
-        Some(bound) => (bound as u64).min(size as u64) as usize,
-    };
-    let start = clamp(start, 0);
-    let stop = clamp(stop, size).max(start);
+    let (start, stop) = crate::backend::error::python_slice_bounds(start, stop, step, size)?;
     let step = isize::try_from(step).unwrap_or(isize::MAX);
     Ok(Slice::new(start as isize, Some(stop as isize), step))
 }

@@ -3,7 +3,7 @@
 
 use super::Gpu;
 use super::tensor::{Tensor, standard_strides};
-use crate::backend::error::{KernelError, check_dim, format_shape};
+use crate::backend::error::{KernelError, check_dim, format_shape, python_slice_bounds};
 
 impl Gpu {
     /// `tensor` with its elements in row-major order in a buffer of its own (a copy unless
@@ -166,18 +166,7 @@ pub(crate) fn python_slice(
     step: i64,
     size: usize,
 ) -> Result<(usize, usize), KernelError> {
-    if step <= 0 {
-        return Err(KernelError::Value(format!(
-            "slice step must be positive, got {step}"
-        )));
-    }
-    let clamp = |bound: Option<i64>, default: usize| match bound {
-        None => default,
-        Some(bound) if bound < 0 => (i128::from(bound) + size as i128).max(0) as usize,
-        Some(bound) => (bound as u64).min(size as u64) as usize,
-    };
-    let first = clamp(start, 0);
-    let end = clamp(stop, size).max(first);
+    let (first, end) = python_slice_bounds(start, stop, step, size)?;
     let length = ((end - first) as u128).div_ceil(step as u128) as usize;
     Ok((first, length))
 }
