@@ -41,6 +41,30 @@ pub(crate) struct Storage {
 }
 
 impl Tensor {
+    /// The one stride with which the dims `axes` walk their elements in row-major order, if
+    /// there is one; `single` when they hold one element (any stride then walks them).
+    pub(crate) fn merged_stride(
+        &self,
+        axes: std::ops::Range<usize>,
+        single: usize,
+    ) -> Option<usize> {
+        let mut stride = None;
+        let mut expected = None;
+        for axis in axes.rev() {
+            let (size, step) = (self.shape[axis], self.strides[axis]);
+            if size == 1 {
+                continue;
+            }
+            match expected {
+                None => stride = Some(step),
+                Some(expected) if expected != step => return None,
+                Some(_) => {}
+            }
+            expected = Some(step * size);
+        }
+        Some(stride.unwrap_or(single))
+    }
+
     pub(crate) fn scalar(value: Scalar) -> Tensor {
         Tensor {
             data: Data::Scalar(value),

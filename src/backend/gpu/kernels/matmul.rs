@@ -90,35 +90,18 @@ fn batched(
     let full: Vec<usize> = batch.iter().copied().chain(matrix).collect();
     let expanded = views::expand(operand, &full)?;
     let ndim = full.len();
-    let batch_stride = single_stride(&expanded, 0..ndim - 2);
+    let batch_stride = expanded.merged_stride(0..ndim - 2, 0);
     let source = match batch_stride {
         Some(_) => expanded,
         None => gpu.contiguous(&expanded)?,
     };
-    let stride = single_stride(&source, 0..ndim - 2).unwrap_or(matrix[0] * matrix[1]);
+    let stride = source
+        .merged_stride(0..ndim - 2, 0)
+        .unwrap_or(matrix[0] * matrix[1]);
     let count: usize = batch.iter().product();
     Ok(source.view(
         vec![count, matrix[0], matrix[1]],
         vec![stride, source.strides[ndim - 2], source.strides[ndim - 1]],
         source.offset,
     ))
-}
-
-/// The one stride that walks the dims `axes` in row-major order, if there is one.
-fn single_stride(tensor: &Tensor, axes: std::ops::Range<usize>) -> Option<usize> {
-    let mut stride = None;
-    let mut expected = None;
-    for axis in axes.rev() {
-        let (size, step) = (tensor.shape[axis], tensor.strides[axis]);
-        if size == 1 {
-            continue;
-        }
-        match expected {
-            None => stride = Some(step),
-            Some(expected) if expected != step => return None,
-            Some(_) => {}
-        }
-        expected = Some(step * size);
-    }
-    Some(stride.unwrap_or(0))
 }

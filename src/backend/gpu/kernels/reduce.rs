@@ -33,8 +33,8 @@ impl Gpu {
         let rows: usize = kept.iter().map(|&axis| input.shape[axis]).product();
         let length: usize = folded.iter().map(|&axis| input.shape[axis]).product();
         let (source, lane_stride, stride) = match (
-            merged(&permuted, 0..kept.len()),
-            merged(&permuted, kept.len()..ndim),
+            permuted.merged_stride(0..kept.len(), 1),
+            permuted.merged_stride(kept.len()..ndim, 1),
         ) {
             (Some(lane_stride), Some(stride)) => (permuted, lane_stride, stride),
             _ => (self.contiguous(&permuted)?, length, 1),
@@ -161,24 +161,4 @@ struct Pass {
     lane_stride: usize,
     stride: usize,
     divisor: f32,
-}
-
-/// The single stride with which the dims `axes` of `tensor` walk their elements in
-/// row-major order, if there is one (any stride when they hold one element).
-fn merged(tensor: &Tensor, axes: std::ops::Range<usize>) -> Option<usize> {
-    let mut stride = None;
-    let mut expected = None;
-    for axis in axes.rev() {
-        let (size, step) = (tensor.shape[axis], tensor.strides[axis]);
-        if size == 1 {
-            continue;
-        }
-        match expected {
-            None => stride = Some(step),
-            Some(expected) if expected != step => return None,
-            Some(_) => {}
-        }
-        expected = Some(step * size);
-    }
-    Some(stride.unwrap_or(1))
 }
