@@ -2,14 +2,13 @@
 //!
 //! A 1-D left operand is a row vector and a 1-D right operand a column vector, and the
 //! added dim is removed from the result; dims before the last two are batch dims and
-//! broadcast. `f32` products run on ndarray's `general_mat_mul` (matrixmultiply); `i64`
-//! products wrap on overflow. Large products are split by batch and by blocks of rows
-//! across threads.
+//! broadcast. `f32` products run on the blocked kernel of [`gemm`], whose results are the
+//! same bits for any thread count; `i64` products wrap on overflow. Large products are split
+//! by batch, or within one product by blocks of rows, across threads.
 
-use ndarray::{
-    Array3, ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Ix2, LinalgScalar, Slice, Zip,
-    linalg::general_mat_mul,
-};
+mod gemm;
+
+use ndarray::{Array3, ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Ix2, Slice, Zip};
 use rayon::prelude::*;
 
 use crate::backend::interrupt::Interrupt;
@@ -37,8 +36,8 @@ pub fn matmul(left: &Tensor, right: &Tensor) -> Result<Tensor> {
     let left = reshape(left, &plan.left)?;
     let right = reshape(right, &plan.right)?;
     let product = match dtype {
-        DType::F32 => multiply::<f32>(&left, &right, &plan, f32_product)?,
-        _ => multiply::<i64>(&left, &right, &plan, integer_product)?,
+        DType::F32 => multiply::<f32>(&left, &right, &plan, float_products)?,
+        _ => multiply::<i64>(&left, &right, &plan, integer_products)?,
     };
     reshape(&product, &plan.result)
 }
@@ -113,6 +112,13 @@ impl Plan {
     fn batch_count(&self) -> usize {
         self.batch.iter().product()
     }
+
+    /// Multiply-adds of the whole product.
+    fn work(&self) -> usize {
+        self.batch_count()
+            .saturating_mul(self.rows * self.inner)
+            .saturating_mul(self.columns)
+    }
 }
 
 /// Batch dims and the two matrix dims of a shape with at least two dims.
@@ -121,21 +127,22 @@ fn split_matrix(shape: &[usize]) -> (&[usize], [usize; 2]) {
     (batch, [matrix[0], matrix[1]])
 }
 
-type Kernel<T> = fn(ArrayView2<'_, T>, ArrayView2<'_, T>, ArrayViewMut2<'_, T>);
+/// One product of the batch: left and right operands and the output matrix.
+type Product<'a, T> = (ArrayView2<'a, T>, ArrayView2<'a, T>, ArrayViewMut2<'a, T>);
 
-/// All products of the batch, in parallel blocks when there is enough work.
-fn multiply<T: Element + LinalgScalar>(
+/// All products of the batch: `run` fills the (zeroed) output of each.
+fn multiply<T: Element>(
     left: &Tensor,
     right: &Tensor,
     plan: &Plan,
-    kernel: Kernel<T>,
+    run: fn(Vec<Product<'_, T>>, &Plan),
 ) -> Result<Tensor> {
     let (left, right) = (left.to_array::<T>()?, right.to_array::<T>()?);
     let shape = |matrix: [usize; 2]| plan.batch.iter().copied().chain(matrix).collect::<Vec<_>>();
     let (left, right) = (left.view(), right.view());
     let left = broadcast_view(&left, &shape([plan.rows, plan.inner]))?;
     let right = broadcast_view(&right, &shape([plan.inner, plan.columns]))?;
-    let mut out = Array3::<T>::zeros((plan.batch_count(), plan.rows, plan.columns));
+    let mut out = Array3::<T>::default((plan.batch_count(), plan.rows, plan.columns));
     if out.is_empty() || plan.inner == 0 {
         return Ok(Tensor::from(out.into_dyn()));
     }
@@ -143,33 +150,57 @@ fn multiply<T: Element + LinalgScalar>(
         matrices(left, plan.batch.len())?,
         matrices(right, plan.batch.len())?,
     );
+    let products = lefts
+        .into_iter()
+        .zip(rights)
+        .zip(out.outer_iter_mut())
+        .map(|((left, right), out)| (left, right, out))
+        .collect();
+    run(products, plan);
+    Ok(Tensor::from(out.into_dyn()))
+}
+
+/// `f32` products: one thread for small work, the batch across threads when it has several
+/// products per thread, otherwise one product at a time with its row blocks across threads.
+/// Ctrl-C stops between blocks; the device reports the interruption.
+fn float_products(products: Vec<Product<'_, f32>>, plan: &Plan) {
+    let interrupt = Interrupt::current();
+    let parallel = plan.work() >= PARALLEL_WORK;
+    if parallel && products.len() >= 4 * rayon::current_num_threads() {
+        products.into_par_iter().for_each(|(left, right, out)| {
+            gemm::product(left, right, out, false, &interrupt);
+        });
+    } else {
+        for (left, right, out) in products {
+            gemm::product(left, right, out, parallel, &interrupt);
+        }
+    }
+}
+
+/// `i64` products, split into blocks of rows that run in parallel when there is enough work.
+fn integer_products(products: Vec<Product<'_, i64>>, plan: &Plan) {
     let block = row_block(plan);
     let mut units = Vec::new();
-    for ((a, b), out) in lefts.into_iter().zip(rights).zip(out.outer_iter_mut()) {
-        for (rows, out_rows) in row_blocks(a, block)
+    for (left, right, out) in products {
+        for (rows, out_rows) in row_blocks(left, block)
             .into_iter()
             .zip(out.into_axis_chunks_iter_mut(Axis(0), block))
         {
-            units.push((rows, b, out_rows));
+            units.push((rows, right, out_rows));
         }
     }
-    let work = plan
-        .batch_count()
-        .saturating_mul(plan.rows * plan.inner)
-        .saturating_mul(plan.columns);
     // Ctrl-C skips the units not yet started; the device reports the interruption.
     let interrupt = Interrupt::current();
-    let unit = |(a, b, out)| {
+    let unit = |(left, right, out)| {
         if !interrupt.requested() {
-            kernel(a, b, out);
+            integer_product(left, right, out);
         }
     };
-    if work >= PARALLEL_WORK {
+    if plan.work() >= PARALLEL_WORK {
         units.into_par_iter().for_each(unit);
     } else {
         units.into_iter().for_each(unit);
     }
-    Ok(Tensor::from(out.into_dyn()))
 }
 
 /// Rows per unit of work: whole matrices when the batch alone feeds every thread.
@@ -212,14 +243,6 @@ fn matrices<T>(view: ArrayViewD<'_, T>, batch_dims: usize) -> Result<Vec<ArrayVi
                 .map_err(|error| KernelError::Shape(error.to_string()))
         })
         .collect()
-}
-
-fn f32_product(
-    left: ArrayView2<'_, f32>,
-    right: ArrayView2<'_, f32>,
-    mut out: ArrayViewMut2<'_, f32>,
-) {
-    general_mat_mul(1.0, &left, &right, 0.0, &mut out);
 }
 
 /// Row-times-matrix accumulation with wrapping arithmetic; `out` starts at zero.

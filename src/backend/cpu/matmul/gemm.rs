@@ -1,0 +1,360 @@
+//! `f32` matrix products: a blocked SGEMM in safe Rust.
+//!
+//! The structure is the classic Goto/BLIS one. For each block of `NC` columns and each block
+//! of `KC` steps of the inner dimension, B's block is packed into panels of `NR` columns (each
+//! panel stores, step by step, `NR` consecutive values of a row), and every block of `MC` rows
+//! of A is packed into panels of `MR` rows (step by step, `MR` values of a column). A register
+//! tile of `MR x NR` results then runs the whole depth of the block from two contiguous
+//! streams: per step it loads `NR` values of B, broadcasts `MR` values of A and does `MR * NR`
+//! fused multiply-adds into accumulators that stay in vector registers. Packing reads the
+//! operands through their strides, so transposed and strided views need no copy first, and it
+//! pads edge panels with zeros, so the tile code has no edge cases inside its loop.
+//!
+//! Sizes, for the processors this is built for (`target-cpu=native`):
+//! - The tile is two vectors wide: `NR = 32` columns and `MR = 12` rows with AVX-512 (24 of
+//!   the 32 `zmm` registers accumulate, two hold B, one the broadcast), `NR = 16` and `MR = 6`
+//!   otherwise (12 of the 16 `ymm` registers of AVX2). LLVM vectorises the fixed-size arrays
+//!   of [`kernel`] along the columns for these shapes; other shapes (8 rows, 14 rows) were seen
+//!   vectorised along the rows instead and ran 40 times slower, so change them only with the
+//!   generated code in view. LLVM's tuning for recent Intel server cores prefers 256-bit
+//!   vectors; `.cargo/config.toml` lets the straight-line vectoriser use 512-bit ones.
+//! - `KC = 256`: one panel of B (`256 * 32 * 4` bytes = 32 KiB) and one of A (12 KiB) fit
+//!   the 48 KiB L1 data cache together, so the tile streams them from L1 while the stores of
+//!   C (once per `KC` steps) stay rare.
+//! - `MC = 48` rows: the packed A block (48 KiB) stays in L2 next to the packed B block, and
+//!   a 1024-row product has 22 row blocks, enough to balance two or more threads.
+//! - `NC = 1024` columns: the packed B block (1 MiB) fits a 2 MiB L2 with room to spare.
+//!
+//! Determinism: every result element is the chain `c = fma(a[i][p], b[p][j], c)` over
+//! `p = 0, 1, .., k - 1` in that order, starting from `+0.0`. Depth blocks run in order, one
+//! after another, and carry `c` through memory exactly; the tile only decides which elements
+//! advance together, never the order within one element. So the bits depend on neither the
+//! block sizes, the tile shape, the instruction set, the thread count nor the split between
+//! threads (nor on computing `Cᵀ = Bᵀ Aᵀ` instead: `fma` multiplies exactly). `f32::mul_add`
+//! is a fused multiply-add on every target (a library call where the processor has none).
+
+use std::ops::Range;
+
+use ndarray::{ArrayView2, ArrayViewMut2, Axis, Slice};
+use rayon::prelude::*;
+
+use crate::backend::interrupt::Interrupt;
+
+const WIDE: bool = cfg!(target_feature = "avx512f");
+/// Rows of the register tile.
+const MR: usize = if WIDE { 12 } else { 6 };
+/// Columns of the register tile: two vector registers.
+const NR: usize = if WIDE { 32 } else { 16 };
+/// Depth of a block: steps of the inner dimension per pass over C.
+const KC: usize = 256;
+/// Rows of a block of A (a multiple of both tile heights).
+const MC: usize = 48;
+/// Columns of a block of B.
+const NC: usize = 1024;
+
+/// The accumulators of a tile of `R` rows.
+type Tile<const R: usize> = [[f32; NR]; R];
+
+/// `out = left @ right` for `left: m x k`, `right: k x n`, `out: m x n`, each with any strides.
+/// `parallel` spreads the row blocks of each depth block over rayon's threads; the result is
+/// the same bits either way (see the module documentation). An interrupt stops between blocks.
+pub(super) fn product(
+    left: ArrayView2<'_, f32>,
+    right: ArrayView2<'_, f32>,
+    out: ArrayViewMut2<'_, f32>,
+    parallel: bool,
+    interrupt: &Interrupt,
+) {
+    let (rows, columns) = out.dim();
+    // Tiles are wide: a narrow, tall product runs as `outᵀ = rightᵀ @ leftᵀ` instead.
+    if columns < NR && rows > columns {
+        let (left, right) = (right.reversed_axes(), left.reversed_axes());
+        return blocked(left, right, out.reversed_axes(), parallel, interrupt);
+    }
+    blocked(left, right, out, parallel, interrupt);
+}
+
+fn blocked(
+    left: ArrayView2<'_, f32>,
+    right: ArrayView2<'_, f32>,
+    mut out: ArrayViewMut2<'_, f32>,
+    parallel: bool,
+    interrupt: &Interrupt,
+) {
+    let (depth, columns) = right.dim();
+    if out.is_empty() {
+        return;
+    }
+    if depth == 0 {
+        out.fill(0.0);
+        return;
+    }
+    let mut packed_right = Vec::new();
+    for column_block in blocks(columns, NC) {
+        let right = right.slice_axis(Axis(1), Slice::from(column_block.clone()));
+        let mut out = out.slice_axis_mut(Axis(1), Slice::from(column_block));
+        for depth_block in blocks(depth, KC) {
+            if interrupt.requested() {
+                return;
+            }
+            let first = depth_block.start == 0;
+            let range = Slice::from(depth_block);
+            pack_right(
+                right.slice_axis(Axis(0), range),
+                &mut packed_right,
+                parallel,
+            );
+            let block = Block {
+                left: left.slice_axis(Axis(1), range),
+                packed_right: &packed_right,
+                first,
+            };
+            let row_blocks = out.axis_chunks_iter_mut(Axis(0), MC);
+            if parallel {
+                row_blocks.into_par_iter().enumerate().for_each_init(
+                    Vec::new,
+                    |packed, (index, out)| {
+                        block.run(index, out, packed);
+                    },
+                );
+            } else {
+                let mut packed = Vec::new();
+                let row_blocks = row_blocks.enumerate();
+                row_blocks.for_each(|(index, out)| block.run(index, out, &mut packed));
+            }
+        }
+    }
+}
+
+/// `0..size` in consecutive ranges of `step` (the last may be shorter).
+fn blocks(size: usize, step: usize) -> impl Iterator<Item = Range<usize>> {
+    (0..size)
+        .step_by(step)
+        .map(move |start| start..(start + step).min(size))
+}
+
+/// One depth block: the unpacked rows of A it reads and the packed block of B.
+struct Block<'a> {
+    left: ArrayView2<'a, f32>,
+    packed_right: &'a [f32],
+    /// The first depth block writes C; later ones continue from what C holds.
+    first: bool,
+}
+
+impl Block<'_> {
+    /// Row block `index` (of `MC` rows) into `out`, packing its rows of A into `packed`.
+    fn run(&self, index: usize, mut out: ArrayViewMut2<'_, f32>, packed: &mut Vec<f32>) {
+        let start = index * MC;
+        let rows = start..start + out.nrows();
+        pack_left(self.left.slice_axis(Axis(0), Slice::from(rows)), packed);
+        let depth = self.left.ncols();
+        let columns = out.ncols();
+        for (panel, right) in self.packed_right.chunks_exact(depth * NR).enumerate() {
+            let mut out = out.slice_axis_mut(Axis(1), Slice::from(panel * NR..columns));
+            for (tile, left) in packed.chunks_exact(depth * MR).enumerate() {
+                let out = out.slice_axis_mut(Axis(0), Slice::from(tile * MR..));
+                multiply_tile(left, right, out, self.first);
+            }
+        }
+    }
+}
+
+/// Packs `right` (`depth x columns`) into panels of `NR` columns, zero-padded.
+fn pack_right(right: ArrayView2<'_, f32>, packed: &mut Vec<f32>, parallel: bool) {
+    let (depth, columns) = right.dim();
+    packed.resize(columns.div_ceil(NR) * NR * depth, 0.0);
+    let panel = |(index, target): (usize, &mut [f32])| {
+        let start = index * NR;
+        let range = Slice::from(start..(start + NR).min(columns));
+        pack_right_panel(right.slice_axis(Axis(1), range), target);
+    };
+    let panels = packed.par_chunks_exact_mut(NR * depth);
+    if parallel {
+        panels.enumerate().for_each(panel);
+    } else {
+        packed
+            .chunks_exact_mut(NR * depth)
+            .enumerate()
+            .for_each(panel);
+    }
+}
+
+/// Step `p` of a panel holds row `p` of `right` (up to `NR` columns), then zeros.
+fn pack_right_panel(right: ArrayView2<'_, f32>, target: &mut [f32]) {
+    let width = right.ncols();
+    if width < NR {
+        target.fill(0.0);
+    }
+    if right.strides()[0] == 1 && width > 1 {
+        // Columns are contiguous (a transposed view): write each with stride `NR`.
+        for (column, offset) in right.columns().into_iter().zip(0..) {
+            scatter(target, offset, NR, column);
+        }
+        return;
+    }
+    for (row, step) in right.rows().into_iter().zip(target.chunks_exact_mut(NR)) {
+        match row.as_slice() {
+            Some(row) => step[..width].copy_from_slice(row),
+            None => step.iter_mut().zip(row).for_each(|(x, &y)| *x = y),
+        }
+    }
+}
+
+/// Packs `left` (`rows x depth`) into panels of `MR` rows, zero-padded.
+fn pack_left(left: ArrayView2<'_, f32>, packed: &mut Vec<f32>) {
+    let (rows, depth) = left.dim();
+    packed.resize(rows.div_ceil(MR) * MR * depth, 0.0);
+    let panels = left.axis_chunks_iter(Axis(0), MR);
+    for (left, target) in panels.zip(packed.chunks_exact_mut(MR * depth)) {
+        pack_left_panel(left, target);
+    }
+}
+
+/// Step `p` of a panel holds column `p` of `left` (up to `MR` rows), then zeros.
+fn pack_left_panel(left: ArrayView2<'_, f32>, target: &mut [f32]) {
+    let height = left.nrows();
+    if height < MR {
+        target.fill(0.0);
+    }
+    if left.strides()[0] == 1 && height > 1 {
+        // Columns are contiguous (a transposed view): copy each into one step.
+        for (column, step) in left.columns().into_iter().zip(target.chunks_exact_mut(MR)) {
+            match column.as_slice() {
+                Some(column) => step[..height].copy_from_slice(column),
+                None => step.iter_mut().zip(column).for_each(|(x, &y)| *x = y),
+            }
+        }
+        return;
+    }
+    if let Some(rows) = full_rows(left) {
+        // Read `MR` rows side by side so each step is written once, contiguously.
+        for (p, step) in target.chunks_exact_mut(MR).enumerate() {
+            step.iter_mut().zip(&rows).for_each(|(x, row)| *x = row[p]);
+        }
+        return;
+    }
+    for (row, offset) in left.rows().into_iter().zip(0..) {
+        scatter(target, offset, MR, row);
+    }
+}
+
+/// The `MR` rows of a full panel as slices, when each row is contiguous.
+fn full_rows(left: ArrayView2<'_, f32>) -> Option<[&[f32]; MR]> {
+    if left.nrows() != MR {
+        return None;
+    }
+    let mut rows = (0..MR).map(|row| left.index_axis_move(Axis(0), row).to_slice());
+    let rows: [Option<&[f32]>; MR] = std::array::from_fn(|_| rows.next().flatten());
+    rows.iter()
+        .all(Option::is_some)
+        .then(|| rows.map(Option::unwrap_or_default))
+}
+
+/// Writes `values` to every `stride`-th element of `target`, starting at `offset`.
+fn scatter<'a>(
+    target: &mut [f32],
+    offset: usize,
+    stride: usize,
+    values: impl IntoIterator<Item = &'a f32>,
+) {
+    let targets = target[offset..].iter_mut().step_by(stride);
+    targets.zip(values).for_each(|(x, &y)| *x = y);
+}
+
+/// One tile of `out` (up to `MR x NR`) over a whole depth block. Full tiles with contiguous
+/// rows accumulate straight from and into C; edge tiles go through a buffer with only as
+/// many rows as they have, so a product with one row does no work for eleven.
+fn multiply_tile(left: &[f32], right: &[f32], mut out: ArrayViewMut2<'_, f32>, first: bool) {
+    let rows = out.nrows().min(MR);
+    let columns = out.ncols().min(NR);
+    out.slice_axis_inplace(Axis(0), Slice::from(..rows));
+    out.slice_axis_inplace(Axis(1), Slice::from(..columns));
+    if rows == MR && columns == NR && out.strides()[1] == 1 {
+        let mut slices = out
+            .rows_mut()
+            .into_iter()
+            .map(|row| row.into_slice().and_then(|row| row.try_into().ok()));
+        let mut tile: [Option<&mut [f32; NR]>; MR] =
+            std::array::from_fn(|_| slices.next().flatten());
+        return full_tile(left, right, &mut tile, first);
+    }
+    match rows {
+        1 => edge_tile::<1>(left, right, out, first),
+        2 => edge_tile::<2>(left, right, out, first),
+        3 => edge_tile::<3>(left, right, out, first),
+        4 => edge_tile::<4>(left, right, out, first),
+        5 => edge_tile::<5>(left, right, out, first),
+        6 => edge_tile::<6>(left, right, out, first),
+        7 => edge_tile::<7>(left, right, out, first),
+        8 => edge_tile::<8>(left, right, out, first),
+        9 => edge_tile::<9>(left, right, out, first),
+        10 => edge_tile::<10>(left, right, out, first),
+        11 => edge_tile::<11>(left, right, out, first),
+        _ => edge_tile::<MR>(left, right, out, first),
+    }
+}
+
+/// A full tile whose rows are slices of C (all present: the caller checked the strides).
+/// Kept out of line so its code is the same wherever it is used.
+#[inline(never)]
+fn full_tile(left: &[f32], right: &[f32], out: &mut [Option<&mut [f32; NR]>; MR], first: bool) {
+    let mut tile = [[0.0; NR]; MR];
+    if !first {
+        for (tile, row) in tile.iter_mut().zip(out.iter()) {
+            if let Some(row) = row {
+                *tile = **row;
+            }
+        }
+    }
+    let tile = kernel::<MR>(left, right, tile);
+    for (tile, row) in tile.iter().zip(out.iter_mut()) {
+        if let Some(row) = row {
+            **row = *tile;
+        }
+    }
+}
+
+/// A tile of `R <= MR` rows and up to `NR` columns of C, through a buffer.
+fn edge_tile<const R: usize>(
+    left: &[f32],
+    right: &[f32],
+    mut out: ArrayViewMut2<'_, f32>,
+    first: bool,
+) {
+    let mut tile: Tile<R> = [[0.0; NR]; R];
+    if !first {
+        for (tile, row) in tile.iter_mut().zip(out.rows()) {
+            tile.iter_mut().zip(row).for_each(|(x, &y)| *x = y);
+        }
+    }
+    let tile = kernel::<R>(left, right, tile);
+    for (tile, row) in tile.iter().zip(out.rows_mut()) {
+        row.into_iter().zip(tile).for_each(|(y, &x)| *y = x);
+    }
+}
+
+/// The register tile: `tile[i][j] = fma(left[i], right[j], tile[i][j])` for each step, where
+/// a step of `left` holds `MR` rows (the first `R` used) and a step of `right` `NR` columns.
+/// Fixed-size arrays with constant bounds let LLVM unroll both loops, keep `tile` in vector
+/// registers and drop every bounds check. Always inlined, so the accumulators never make a
+/// round trip through memory between the caller's loads of C and the loop.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn kernel<const R: usize>(left: &[f32], right: &[f32], mut tile: Tile<R>) -> Tile<R> {
+    for (left, right) in left.chunks_exact(MR).zip(right.chunks_exact(NR)) {
+        let (Ok(left), Ok(right)) = (<&[f32; MR]>::try_from(left), <&[f32; NR]>::try_from(right))
+        else {
+            continue;
+        };
+        for (row, &x) in tile.iter_mut().zip(left) {
+            for (total, &y) in row.iter_mut().zip(right) {
+                *total = x.mul_add(y, *total);
+            }
+        }
+    }
+    tile
+}
+
+#[cfg(test)]
+#[path = "gemm_tests.rs"]
+mod tests;

@@ -1,0 +1,192 @@
+//! Tests of the blocked kernel against a triple loop: awkward shapes, every block edge,
+//! strided and transposed operands, and the same bits for any thread count.
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
+use proptest::prelude::*;
+
+use super::{KC, MC, MR, NC, NR, product};
+use crate::backend::interrupt::Interrupt;
+
+/// The chain the kernel promises: `fma(a[i][p], b[p][j], ..)` for `p` in order from `+0.0`.
+fn reference(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) -> Array2<f32> {
+    Array2::from_shape_fn((left.nrows(), right.ncols()), |(i, j)| {
+        (0..left.ncols()).fold(0.0f32, |total, p| {
+            left[[i, p]].mul_add(right[[p, j]], total)
+        })
+    })
+}
+
+/// Small integers and halves in a pseudo-random order, so products and sums stay exact in
+/// `f64` while the order of the `f32` chain still matters for large inner sizes.
+fn matrix(rows: usize, columns: usize, seed: usize) -> Array2<f32> {
+    Array2::from_shape_fn((rows, columns), |(i, j)| {
+        let x = (i * 7919 + j * 104_729 + seed * 31) % 97;
+        (x as f32 - 48.0) * if x.is_multiple_of(3) { 0.5 } else { 1.0 } + 0.1 * (x % 5) as f32
+    })
+}
+
+fn multiplied(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) -> Array2<f32> {
+    let mut out = Array2::from_elem((left.nrows(), right.ncols()), f32::NAN);
+    product(left, right, out.view_mut(), false, &Interrupt::default());
+    out
+}
+
+/// The kernel's bits equal the reference chain's, and the reference is the product: within
+/// the textbook bound `k * eps * sum |a| |b|` of the exact (`f64`) result.
+fn assert_product(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) {
+    let actual = multiplied(left, right);
+    let expected = reference(left, right);
+    let shape = (left.dim(), right.dim());
+    assert!(
+        actual
+            .iter()
+            .zip(&expected)
+            .all(|(x, y)| x.to_bits() == y.to_bits()),
+        "{shape:?}: kernel and reference chain differ"
+    );
+    let exact = left.mapv(f64::from).dot(&right.mapv(f64::from));
+    let magnitude = left
+        .mapv(|x| f64::from(x.abs()))
+        .dot(&right.mapv(|x| f64::from(x.abs())));
+    let epsilon = left.ncols() as f64 * f64::from(f32::EPSILON);
+    for ((x, y), size) in actual.iter().zip(&exact).zip(&magnitude) {
+        assert!(
+            (f64::from(*x) - y).abs() <= epsilon * size,
+            "{shape:?}: {x} vs {y}"
+        );
+    }
+}
+
+#[test]
+fn awkward_shapes_match_the_reference() {
+    let shapes = [
+        (1, 1, 1),
+        (1, 7, 1),
+        (1, 9, 40),
+        (40, 9, 1),
+        (17, 31, 13),
+        (MR - 1, 3, NR - 1),
+        (MR + 1, 5, NR + 1),
+        (2 * MR, KC, 2 * NR),
+        (MC + 1, KC + 1, NR + 3),
+        (MC - 1, 2 * KC + 3, 2 * NR - 1),
+        (3, 5, NC + 7),
+        (MR + 2, 3, 2 * NC + 1),
+        // Long sums: the chain's order matters.
+        (2, 40 * KC + 1, 3),
+        (2 * MC + 5, 3, 70),
+    ];
+    for (rows, inner, columns) in shapes {
+        let (left, right) = (matrix(rows, inner, 1), matrix(inner, columns, 2));
+        assert_product(left.view(), right.view());
+    }
+}
+
+#[test]
+fn an_empty_inner_size_gives_zeros() {
+    let (left, right) = (matrix(5, 0, 1), matrix(0, 40, 2));
+    assert_eq!(
+        multiplied(left.view(), right.view()),
+        Array2::<f32>::zeros((5, 40))
+    );
+    let (left, right) = (matrix(0, 4, 1), matrix(4, 3, 2));
+    assert_eq!(multiplied(left.view(), right.view()).dim(), (0, 3));
+}
+
+#[test]
+fn transposed_and_strided_operands_need_no_copy() {
+    let (rows, inner, columns) = (MR * 3 + 2, KC + 9, NR * 2 + 5);
+    let left_t = matrix(inner, rows, 3);
+    let right_t = matrix(columns, inner, 4);
+    assert_product(left_t.t(), right_t.t());
+    let wide = matrix(rows * 2, inner * 3, 5);
+    let every_other = Slice::new(0, None, 2);
+    let left = wide
+        .slice_axis(Axis(0), every_other)
+        .slice_axis_move(Axis(1), Slice::new(1, None, 3));
+    let right = matrix(inner * 2, columns, 6);
+    let right = right.slice_axis(Axis(0), every_other);
+    assert_product(left, right);
+    assert_product(left, right_t.t());
+    assert_product(left_t.t(), right);
+}
+
+#[test]
+fn narrow_products_and_transposed_outputs_keep_the_chain() {
+    // A column vector result runs transposed; a transposed output takes the strided tiles.
+    let (left, right) = (matrix(MC * 2 + 3, KC + 1, 7), matrix(KC + 1, 1, 8));
+    assert_product(left.view(), right.view());
+    let (left, right) = (matrix(70, 40, 9), matrix(40, NR + 9, 10));
+    let mut out = Array2::from_elem((NR + 9, 70), f32::NAN);
+    product(
+        left.view(),
+        right.view(),
+        out.view_mut().reversed_axes(),
+        false,
+        &Interrupt::default(),
+    );
+    assert_eq!(out.t(), reference(left.view(), right.view()));
+}
+
+fn threaded(threads: usize, run: impl FnOnce() -> Array2<f32> + Send) -> Array2<f32> {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+    pool.expect("a thread pool").install(run)
+}
+
+#[test]
+fn results_are_the_same_bits_for_any_thread_count() {
+    let (left, right) = (
+        matrix(MC * 3 + 7, KC * 2 + 5, 11),
+        matrix(KC * 2 + 5, NR * 3 + 1, 12),
+    );
+    let run = |out: ArrayViewMut2<'_, f32>| {
+        product(left.view(), right.view(), out, true, &Interrupt::default());
+    };
+    let results: Vec<Array2<f32>> = [1, 2, 3, 8]
+        .into_iter()
+        .map(|threads| {
+            threaded(threads, || {
+                let mut out = Array2::zeros((left.nrows(), right.ncols()));
+                run(out.view_mut());
+                out
+            })
+        })
+        .collect();
+    let expected = reference(left.view(), right.view());
+    for result in results {
+        assert!(
+            result
+                .iter()
+                .zip(&expected)
+                .all(|(x, y)| x.to_bits() == y.to_bits())
+        );
+    }
+}
+
+fn shape_and_layout() -> impl Strategy<Value = (usize, usize, usize, bool, bool)> {
+    (
+        0..40usize,
+        0..40usize,
+        0..80usize,
+        any::<bool>(),
+        any::<bool>(),
+    )
+}
+
+proptest! {
+    #[test]
+    fn random_shapes_match_the_reference(
+        (rows, inner, columns, left_transposed, right_transposed) in shape_and_layout(),
+        seed in 0..1000usize,
+    ) {
+        let left_t = matrix(inner, rows, seed);
+        let left = matrix(rows, inner, seed);
+        let right_t = matrix(columns, inner, seed + 1);
+        let right = matrix(inner, columns, seed + 1);
+        let left = if left_transposed { left_t.t() } else { left.view() };
+        let right = if right_transposed { right_t.t() } else { right.view() };
+        let actual = multiplied(left, right);
+        let expected = reference(left, right);
+        prop_assert!(actual.iter().zip(&expected).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}
