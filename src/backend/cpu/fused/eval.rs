@@ -30,10 +30,12 @@ pub(crate) struct TaskResult {
     pub totals: Vec<Option<Scalar>>,
 }
 
-/// The per-task scratch: one slot per instruction, and how many elements of the current
-/// segment the mask kept.
+/// The per-task scratch: one slot per instruction, which of them hold a value that is the
+/// same in every segment (computed once), and how many elements of the current segment the
+/// mask kept.
 pub(crate) struct Scratch {
     slots: Vec<Slot>,
+    settled: Vec<bool>,
     kept: usize,
 }
 
@@ -44,7 +46,12 @@ impl Scratch {
             .iter()
             .map(|instr| Slot::new(instr.dtype))
             .collect();
-        Scratch { slots, kept: 0 }
+        let settled = vec![false; kernel.body.len()];
+        Scratch {
+            slots,
+            settled,
+            kept: 0,
+        }
     }
 }
 
@@ -165,7 +172,7 @@ impl Context<'_> {
     ) {
         scratch.kept = 0;
         for (index, instr) in self.kernel.body.iter().enumerate() {
-            if only.is_some_and(|needed| !needed[index]) {
+            if scratch.settled[index] || only.is_some_and(|needed| !needed[index]) {
                 continue;
             }
             let (done, rest) = scratch.slots.split_at_mut(index);
@@ -186,6 +193,7 @@ impl Context<'_> {
                     if keeps {
                         scratch.kept = kept;
                     }
+                    scratch.settled[index] = self.invariant(&instr.kind, state);
                 }
                 Err(error) => {
                     slot.state = State::Splat(zero(instr.dtype));
@@ -228,6 +236,26 @@ impl Context<'_> {
             InstrKind::Position(mask) => return Ok(positions(&view(*mask), slot)),
         };
         Ok((state, 0))
+    }
+
+    /// Whether an instruction's value is the same in every segment: a constant, or an
+    /// operand read as one value or as the slice of a full-shape operand (a segment's slice
+    /// is found when it is read).
+    fn invariant(&self, kind: &InstrKind, state: State) -> bool {
+        match kind {
+            InstrKind::Int(_) | InstrKind::Float(_) | InstrKind::Bool(_) => true,
+            InstrKind::Input(position) => {
+                matches!(state, State::Operand(_))
+                    || matches!(state, State::Splat(_)) && self.operands[*position].is_single()
+            }
+            InstrKind::Unary(..)
+            | InstrKind::Binary(..)
+            | InstrKind::Cast(_)
+            | InstrKind::Where(..)
+            | InstrKind::Reduce(..)
+            | InstrKind::Keep(..)
+            | InstrKind::Position(_) => false,
+        }
     }
 
     fn input(&self, position: usize, slot: &mut Slot, segment: Segment) -> State {
