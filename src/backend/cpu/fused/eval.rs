@@ -206,7 +206,8 @@ impl Context<'_> {
     }
 
     /// An instruction's value over `segment`, and for one that keeps elements, how many
-    /// it kept.
+    /// it kept. Inlined into its one caller, so the result stays in registers.
+    #[inline(always)]
     fn instr(
         &self,
         kind: &InstrKind,
