@@ -207,6 +207,7 @@ impl Context<'_> {
 
     /// An instruction's value over `segment`, and for one that keeps elements, how many
     /// it kept. Inlined into its one caller, so the result stays in registers.
+    #[allow(clippy::inline_always)]
     #[inline(always)]
     fn instr(
         &self,
