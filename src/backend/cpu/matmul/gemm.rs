@@ -22,7 +22,8 @@
 //!   the 48 KiB L1 data cache together, so the tile streams them from L1 while the stores of
 //!   C (once per `KC` steps) stay rare.
 //! - `MC = 48` rows: the packed A block (48 KiB) stays in L2 next to the packed B block, and
-//!   a 1024-row product has 22 row blocks, enough to balance two or more threads.
+//!   a 1024-row product has 22 row blocks, enough to balance two or more threads. Products
+//!   with fewer row blocks than twice the threads also split them into groups of columns.
 //! - `NC = 1024` columns: the packed B block (1 MiB) fits a 2 MiB L2 with room to spare.
 //!
 //! Determinism: every result element is the chain `c = fma(a[i][p], b[p][j], c)` over
@@ -56,7 +57,7 @@ const NC: usize = 1024;
 type Tile<const R: usize> = [[f32; NR]; R];
 
 /// `out = left @ right` for `left: m x k`, `right: k x n`, `out: m x n`, each with any strides.
-/// `parallel` spreads the row blocks of each depth block over rayon's threads; the result is
+/// `parallel` spreads the blocks of C of each depth block over rayon's threads; the result is
 /// the same bits either way (see the module documentation). An interrupt stops between blocks.
 pub(super) fn product(
     left: ArrayView2<'_, f32>,
@@ -109,21 +110,42 @@ fn blocked(
                 packed_right: &packed_right,
                 first,
             };
-            let row_blocks = out.axis_chunks_iter_mut(Axis(0), MC);
+            let units = units(out.view_mut(), parallel);
             if parallel {
-                row_blocks.into_par_iter().enumerate().for_each_init(
-                    Vec::new,
-                    |packed, (index, out)| {
-                        block.run(index, out, packed);
-                    },
-                );
+                let units = units.into_par_iter();
+                units.for_each_init(Vec::new, |packed, unit| block.run(unit, packed));
             } else {
                 let mut packed = Vec::new();
-                let row_blocks = row_blocks.enumerate();
-                row_blocks.for_each(|(index, out)| block.run(index, out, &mut packed));
+                for unit in units {
+                    block.run(unit, &mut packed);
+                }
             }
         }
     }
+}
+
+/// A part of C that one task computes: its first row and first panel of B, and its view.
+type Unit<'a> = (usize, usize, ArrayViewMut2<'a, f32>);
+
+/// Row blocks of `MC` rows; when there are too few to feed every thread twice over, each is
+/// also split into groups of whole panels of B (A's rows are then packed once per group).
+fn units(out: ArrayViewMut2<'_, f32>, parallel: bool) -> Vec<Unit<'_>> {
+    let (rows, columns) = out.dim();
+    let panels = columns.div_ceil(NR);
+    let wanted = if parallel {
+        2 * rayon::current_num_threads()
+    } else {
+        1
+    };
+    let groups = wanted.div_ceil(rows.div_ceil(MC)).clamp(1, panels);
+    let width = panels.div_ceil(groups) * NR;
+    let mut units = Vec::new();
+    for (row_block, out) in out.into_axis_chunks_iter_mut(Axis(0), MC).enumerate() {
+        for (group, out) in out.into_axis_chunks_iter_mut(Axis(1), width).enumerate() {
+            units.push((row_block * MC, group * width / NR, out));
+        }
+    }
+    units
 }
 
 /// `0..size` in consecutive ranges of `step` (the last may be shorter).
@@ -142,14 +164,15 @@ struct Block<'a> {
 }
 
 impl Block<'_> {
-    /// Row block `index` (of `MC` rows) into `out`, packing its rows of A into `packed`.
-    fn run(&self, index: usize, mut out: ArrayViewMut2<'_, f32>, packed: &mut Vec<f32>) {
-        let start = index * MC;
+    /// One unit of C, packing its rows of A into `packed`.
+    fn run(&self, (start, first_panel, mut out): Unit<'_>, packed: &mut Vec<f32>) {
         let rows = start..start + out.nrows();
         pack_left(self.left.slice_axis(Axis(0), Slice::from(rows)), packed);
         let depth = self.left.ncols();
         let columns = out.ncols();
-        for (panel, right) in self.packed_right.chunks_exact(depth * NR).enumerate() {
+        let right = &self.packed_right[first_panel * NR * depth..];
+        let panels = right.chunks_exact(depth * NR).take(columns.div_ceil(NR));
+        for (panel, right) in panels.enumerate() {
             let mut out = out.slice_axis_mut(Axis(1), Slice::from(panel * NR..columns));
             for (tile, left) in packed.chunks_exact(depth * MR).enumerate() {
                 let out = out.slice_axis_mut(Axis(0), Slice::from(tile * MR..));

@@ -1,7 +1,7 @@
 //! Tests of the blocked kernel against a triple loop: awkward shapes, every block edge,
 //! strided and transposed operands, and the same bits for any thread count.
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
+use ndarray::{Array2, ArrayView2, Axis, Slice};
 use proptest::prelude::*;
 
 use super::{KC, MC, MR, NC, NR, product};
@@ -135,31 +135,31 @@ fn threaded(threads: usize, run: impl FnOnce() -> Array2<f32> + Send) -> Array2<
 
 #[test]
 fn results_are_the_same_bits_for_any_thread_count() {
-    let (left, right) = (
-        matrix(MC * 3 + 7, KC * 2 + 5, 11),
-        matrix(KC * 2 + 5, NR * 3 + 1, 12),
-    );
-    let run = |out: ArrayViewMut2<'_, f32>| {
-        product(left.view(), right.view(), out, true, &Interrupt::default());
-    };
-    let results: Vec<Array2<f32>> = [1, 2, 3, 8]
-        .into_iter()
-        .map(|threads| {
-            threaded(threads, || {
-                let mut out = Array2::zeros((left.nrows(), right.ncols()));
-                run(out.view_mut());
+    // Tall: blocks of rows; short and wide: rows and groups of columns.
+    for (rows, inner, columns) in [
+        (MC * 3 + 7, KC * 2 + 5, NR * 3 + 1),
+        (5, KC + 3, NR * 9 + 2),
+    ] {
+        let (left, right) = (matrix(rows, inner, 11), matrix(inner, columns, 12));
+        let expected = reference(left.view(), right.view());
+        for threads in [1, 2, 3, 8] {
+            let result = threaded(threads, || {
+                let mut out = Array2::zeros((rows, columns));
+                product(
+                    left.view(),
+                    right.view(),
+                    out.view_mut(),
+                    true,
+                    &Interrupt::default(),
+                );
                 out
-            })
-        })
-        .collect();
-    let expected = reference(left.view(), right.view());
-    for result in results {
-        assert!(
-            result
+            });
+            let same = result
                 .iter()
                 .zip(&expected)
-                .all(|(x, y)| x.to_bits() == y.to_bits())
-        );
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "{rows}x{inner}x{columns} on {threads} threads");
+        }
     }
 }
 
