@@ -46,6 +46,20 @@ impl Interpreter {
         let (Some(x), Some(mut y)) = (self.int_expr(a), self.int_expr(b)) else {
             return Ok(None);
         };
+        if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr) {
+            // Bitwise ops are not size expressions: on input sizes they are decided or
+            // guarded on, so the result is an int as in eager code; on data they are left to
+            // the graph (a host value known when it runs).
+            let backed =
+                |interpreter: &mut Self, expr| interpreter.env().unbacked_symbols(expr).is_empty();
+            if !(backed(self, x) && backed(self, y)) {
+                return Ok(None);
+            }
+            let a = self.concrete_int(x, span, "a bitwise operation on sizes")?;
+            let b = self.concrete_int(y, span, "a bitwise operation on sizes")?;
+            let value = if op == BinaryOp::BitAnd { a & b } else { a | b };
+            return Ok(Some(Value::Int(value)));
+        }
         if op == BinaryOp::Pow && self.env().as_int(y).is_none() {
             // Size expressions have constant exponents: one from input sizes is decided or
             // guarded on, as a loop bound is; one from data is a `data-dependent-int`.

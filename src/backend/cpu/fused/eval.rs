@@ -206,7 +206,8 @@ impl Context<'_> {
     }
 
     /// An instruction's value over `segment`, and for one that keeps elements, how many
-    /// it kept. Inlined into its one caller, so the result stays in registers.
+    /// it kept. Inlined into its one caller, so the result stays in registers (out of line,
+    /// moving it through memory stalled every instruction of every segment).
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn instr(
