@@ -128,3 +128,51 @@ fn large_products_split_across_threads() {
     let back = matmul(&transposed, &floats(&[rows], &vec![1.0; rows])).unwrap();
     assert_eq!(back.shape(), &[columns]);
 }
+
+/// The chain the `f32` kernel promises: `fma` over the inner index in order from `+0.0`.
+fn reference(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) -> ndarray::Array2<f32> {
+    ndarray::Array2::from_shape_fn((left.nrows(), right.ncols()), |(i, j)| {
+        (0..left.ncols()).fold(0.0f32, |total, p| {
+            left[[i, p]].mul_add(right[[p, j]], total)
+        })
+    })
+}
+
+fn wavy(shape: &[usize], seed: usize) -> Tensor {
+    let numel = shape.iter().product::<usize>();
+    let values: Vec<f32> = (0..numel)
+        .map(|i| ((i * 7919 + seed) % 101) as f32 / 8.0 - 6.0)
+        .collect();
+    floats(shape, &values)
+}
+
+#[test]
+fn batched_broadcast_products_are_the_same_bits_on_any_thread_count() {
+    // 12 products of 40x50 @ 50x60: the batch runs across threads when it has four products
+    // per thread, otherwise each product's row blocks do.
+    let (left, right) = (wavy(&[3, 1, 40, 50], 1), wavy(&[4, 50, 60], 2));
+    let results: Vec<Tensor> = [1, 2, 8]
+        .into_iter()
+        .map(|threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
+            pool.expect("a thread pool")
+                .install(|| matmul(&left, &right).unwrap())
+        })
+        .collect();
+    let (lefts, rights) = (left.as_f32().unwrap(), right.as_f32().unwrap());
+    let product = results[0].as_f32().unwrap();
+    assert_eq!(product.shape(), &[3, 4, 40, 60]);
+    for (i, j) in [(0, 0), (1, 2), (2, 3)] {
+        let a = lefts.index_axis(Axis(0), i).index_axis_move(Axis(0), 0);
+        let b = rights.index_axis(Axis(0), j);
+        let expected = reference(
+            a.into_dimensionality().unwrap(),
+            b.into_dimensionality().unwrap(),
+        );
+        let actual = product.index_axis(Axis(0), i).index_axis_move(Axis(0), j);
+        assert_eq!(actual, expected.into_dyn(), "batch ({i}, {j})");
+    }
+    for result in &results[1..] {
+        assert_same(result, &results[0]);
+    }
+}
