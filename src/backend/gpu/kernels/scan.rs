@@ -100,19 +100,6 @@ fn row_strides(tensor: &Tensor) -> Option<(usize, usize)> {
     } else {
         tensor.strides[outer.len()]
     };
-    let mut row_stride = None;
-    let mut expected = None;
-    for axis in (0..outer.len()).rev() {
-        let (size, step) = (tensor.shape[axis], tensor.strides[axis]);
-        if size == 1 {
-            continue;
-        }
-        match expected {
-            None => row_stride = Some(step),
-            Some(expected) if expected != step => return None,
-            Some(_) => {}
-        }
-        expected = Some(step * size);
-    }
-    Some((row_stride.unwrap_or(0), stride))
+    let row_stride = tensor.merged_stride(0..outer.len(), 0)?;
+    Some((row_stride, stride))
 }
