@@ -193,7 +193,7 @@ impl Context<'_> {
                     if keeps {
                         scratch.kept = kept;
                     }
-                    scratch.settled[index] = self.invariant(&instr.kind, state);
+                    scratch.settled[index] = Self::invariant(&instr.kind, state);
                 }
                 Err(error) => {
                     slot.state = State::Splat(zero(instr.dtype));
@@ -242,15 +242,12 @@ impl Context<'_> {
     }
 
     /// Whether an instruction's value is the same in every segment: a constant, or an
-    /// operand read as one value or as the slice of a full-shape operand (a segment's slice
-    /// is found when it is read).
-    fn invariant(&self, kind: &InstrKind, state: State) -> bool {
+    /// operand read as its one element or as the slice of a full-shape operand (a segment's
+    /// slice is found when it is read), not gathered into the slot's buffer.
+    fn invariant(kind: &InstrKind, state: State) -> bool {
         match kind {
             InstrKind::Int(_) | InstrKind::Float(_) | InstrKind::Bool(_) => true,
-            InstrKind::Input(position) => {
-                matches!(state, State::Operand(_))
-                    || matches!(state, State::Splat(_)) && self.operands[*position].is_single()
-            }
+            InstrKind::Input(_) => !matches!(state, State::Buffer),
             InstrKind::Unary(..)
             | InstrKind::Binary(..)
             | InstrKind::Cast(_)

@@ -57,15 +57,6 @@ impl<'a> Operand<'a> {
         self.full
     }
 
-    /// Whether the operand has a single element (it reads the same everywhere).
-    pub fn is_single(&self) -> bool {
-        match &self.values {
-            Values::F32(data) => data.len() == 1,
-            Values::I64(data) => data.len() == 1,
-            Values::Bool(data) => data.len() == 1,
-        }
-    }
-
     /// The operand's elements for a segment: a slice when it has the iteration shape, one
     /// element when it has only one, else gathered into `buffer`.
     pub fn side<'s, T: Element>(
