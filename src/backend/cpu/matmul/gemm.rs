@@ -224,9 +224,11 @@ fn pack_right(right: ArrayView2<'_, f32>, packed: &mut Vec<f32>, parallel: bool)
         let range = Slice::from(start..(start + NR).min(columns));
         pack_right_panel(right.slice_axis(Axis(1), range), target);
     };
-    let panels = packed.par_chunks_exact_mut(NR * depth);
     if parallel {
-        panels.enumerate().for_each(panel);
+        packed
+            .par_chunks_exact_mut(NR * depth)
+            .enumerate()
+            .for_each(panel);
     } else {
         packed
             .chunks_exact_mut(NR * depth)
@@ -317,23 +319,14 @@ fn scatter<'a>(
     targets.zip(values).for_each(|(x, &y)| *x = y);
 }
 
-/// One tile of `out` (up to `MR x NR`) over a whole depth block. Full tiles with contiguous
-/// rows accumulate straight from and into C; edge tiles go through a buffer with only as
-/// many rows as they have, so a product with one row does no work for eleven.
+/// One tile of `out` (up to `MR x NR`) over a whole depth block, through a buffer with only
+/// as many rows as the tile has, so a product with one row does no work for eleven. (Full
+/// tiles of a C with contiguous rows never come here: [`Block::full_tiles`] takes them.)
 fn multiply_tile(left: &[f32], right: &[f32], mut out: ArrayViewMut2<'_, f32>, first: bool) {
     let rows = out.nrows().min(MR);
     let columns = out.ncols().min(NR);
     out.slice_axis_inplace(Axis(0), Slice::from(..rows));
     out.slice_axis_inplace(Axis(1), Slice::from(..columns));
-    if rows == MR && columns == NR && out.strides()[1] == 1 {
-        let mut slices = out
-            .rows_mut()
-            .into_iter()
-            .map(|row| row.into_slice().and_then(|row| row.try_into().ok()));
-        let mut tile: [Option<&mut [f32; NR]>; MR] =
-            std::array::from_fn(|_| slices.next().flatten());
-        return full_tile(left, right, &mut tile, first);
-    }
     match rows {
         1 => edge_tile::<1>(left, right, out, first),
         2 => edge_tile::<2>(left, right, out, first),
