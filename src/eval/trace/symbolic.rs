@@ -50,9 +50,11 @@ impl Interpreter {
             // Bitwise ops are not size expressions: on input sizes they are decided or
             // guarded on, so the result is an int as in eager code; on data they are left to
             // the graph (a host value known when it runs).
-            let backed =
-                |interpreter: &mut Self, expr| interpreter.env().unbacked_symbols(expr).is_empty();
-            if !(backed(self, x) && backed(self, y)) {
+            let env = self.env();
+            if [x, y]
+                .iter()
+                .any(|&expr| !env.unbacked_symbols(expr).is_empty())
+            {
                 return Ok(None);
             }
             let a = self.concrete_int(x, span, "a bitwise operation on sizes")?;
