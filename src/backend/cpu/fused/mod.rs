@@ -4,7 +4,8 @@
 //! or, in a kernel that reduces rows, runs of whole rows. A task walks its part in segments
 //! (chunks of [`CHUNK`] elements, or single rows) and computes every instruction over a
 //! segment into scratch buffers that stay in cache and are reused from segment to segment, so
-//! nothing is allocated per segment. Each instruction is the same element function the
+//! nothing is allocated per segment; constants and operand reads that are the same in every
+//! segment are computed in a task's first segment only. Each instruction is the same element function the
 //! unfused kernel applies (`graph::semantics`), and reductions use the same accumulators in
 //! the same blocks (`fold`), so fused results are bitwise equal to unfused ones.
 //!
