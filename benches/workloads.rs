@@ -3,7 +3,7 @@
 //! NumPy and PyTorch: 10M f32 from a standard normal, a 4096×1024 matrix for the row
 //! softmax, and 1024×1024 matrices for matmul.
 //!
-//! `cargo bench --bench workloads` (add a filter such as `-- chain` to run one).
+//! `cargo bench --bench workloads` (add a filter on the printed names, such as `-- softmax`, to run some).
 
 mod support;
 
