@@ -209,3 +209,12 @@ fn element_functions_live_in_the_semantics_table() {
         .collect();
     assert_eq!(found, Vec::<String>::new());
 }
+
+#[test]
+fn unsafe_code_is_confined_to_the_prefetch_wrapper() {
+    let found: Vec<String> = violations("", &["unsafe"])
+        .into_iter()
+        .filter(|line| !line.contains("backend/cpu/prefetch.rs:"))
+        .collect();
+    assert_eq!(found, Vec::<String>::new());
+}

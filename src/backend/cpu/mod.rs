@@ -36,6 +36,7 @@ mod join;
 mod matmul;
 pub mod memory;
 mod npy;
+mod prefetch;
 mod reduce;
 mod run;
 mod scan;

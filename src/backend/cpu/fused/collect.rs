@@ -6,6 +6,14 @@
 //! once per worker) and copied into its place. The runs are then viewed as one flat buffer
 //! (`bytemuck`), so no output element is written twice. A zero-filled buffer would cost a
 //! whole extra pass over memory, about a fifth of an elementwise kernel's time.
+//!
+//! rayon writes the runs into the capacity reserved here, so where each run lands is known
+//! before it is computed: a worker asks for the next run's destination ([`prefetch`]) while
+//! it computes the current one, so that the copy does not wait for memory line by line.
+//!
+//! Small kernels stay on the calling thread: handing work to the thread pool and waking
+//! the caller again costs tens of microseconds on a virtual machine, as much as computing
+//! about 64 runs of a short chain alone (a 65,536-element chain ran 30% faster unsplit).
 
 use std::sync::Mutex;
 
@@ -13,6 +21,7 @@ use bytemuck::Pod;
 use rayon::prelude::*;
 
 use super::super::error::KernelError;
+use super::super::prefetch;
 use super::Buffer;
 use super::eval::{Context, Scratch};
 use super::partition::Partition;
@@ -23,6 +32,12 @@ use crate::graph::fused::{Domain, FusedKernel, OutputKind};
 
 /// Values per run: one page of `f32`.
 const RUN: usize = 1024;
+
+/// The fewest runs a parallel piece holds; kernels with fewer than twice as many are not split.
+const MIN_RUNS_PER_PIECE: usize = 64;
+
+/// How many runs ahead of the one computed a worker asks for the destination.
+const AHEAD: usize = 1;
 
 /// The output a kernel can collect this way: its only tensor output, of `f32` or `i64`, in
 /// a kernel without totals. Kept values are not collected: a segment that keeps nothing
@@ -139,16 +154,23 @@ impl Target<'_> {
         [T; RUN]: Pod,
     {
         let runs = self.segments.total.div_ceil(RUN);
-        let mut out: Vec<[T; RUN]> = Vec::new();
+        let mut out: Vec<[T; RUN]> = Vec::with_capacity(runs);
+        // Only an address to hint at: if rayon ever collected elsewhere, the hints would
+        // merely be wasted.
+        let destination = out.as_ptr().addr();
+        let bytes = std::mem::size_of::<[T; RUN]>();
         (0..runs)
             .into_par_iter()
-            .with_min_len(16)
+            .with_min_len(MIN_RUNS_PER_PIECE)
             .map_init(
                 || Worker {
                     scratch: Scratch::new(self.context.kernel),
                     held: None,
                 },
-                |worker, run| self.run::<T>(worker, run),
+                |worker, run| {
+                    prefetch::for_writing(destination + (run + AHEAD) * bytes, bytes);
+                    self.run::<T>(worker, run)
+                },
             )
             .collect_into_vec(&mut out);
         let mut flat: Vec<T> = bytemuck::allocation::cast_vec(out);
