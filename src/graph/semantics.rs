@@ -119,9 +119,9 @@ const EXP_SERIES: [f32; 8] = [
 /// multiply-adds (the series' own error is below 6e-9, a twentieth of an `f32` ulp); `2^k`
 /// comes from exponent bits, in two factors so subnormal results are reached. Every result is
 /// within one ulp of the correctly rounded value (checked over every `f32` input; of inputs
-/// spread evenly over the finite range about 5% are one ulp off), overflow gives `inf`, underflow subnormals and then 0, and `NaN` stays `NaN`.
-/// `mul_add` is an exact fused multiply-add on every processor, so the bits are the same
-/// everywhere.
+/// spread evenly over the finite range about 5% are one ulp off), overflow gives `inf`,
+/// underflow subnormals and then 0, and `NaN` stays `NaN`. `mul_add` is an exact fused
+/// multiply-add on every processor, so the bits are the same everywhere.
 #[inline]
 pub fn exp_f32(x: f32) -> f32 {
     // 1.5 * 2^23: adding it rounds to an integer held in the low bits of the mantissa.

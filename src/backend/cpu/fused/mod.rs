@@ -5,8 +5,8 @@
 //! (chunks of [`CHUNK`] elements, or single rows) and computes every instruction over a
 //! segment into scratch buffers that stay in cache and are reused from segment to segment, so
 //! nothing is allocated per segment; constants and operand reads that are the same in every
-//! segment are computed in a task's first segment only. Each instruction is the same element function the
-//! unfused kernel applies (`graph::semantics`), and reductions use the same accumulators in
+//! segment are computed in a task's first segment only. Each instruction is the same element
+//! function the unfused kernel applies (`graph::semantics`), and reductions use the same accumulators in
 //! the same blocks (`fold`), so fused results are bitwise equal to unfused ones.
 //!
 //! Element errors (integer division by zero, a negative integer power, an extremum over an
