@@ -8,8 +8,10 @@
 //! whole extra pass over memory, about a fifth of an elementwise kernel's time.
 //!
 //! rayon writes the runs into the capacity reserved here, so where each run lands is known
-//! before it is computed: a worker asks for the next run's destination ([`prefetch`]) while
-//! it computes the current one, so that the copy does not wait for memory line by line.
+//! before it is computed: while a worker computes a run, it asks for the next run's
+//! destination and inputs ([`Spread`]), a few cache lines between each two instructions,
+//! so that neither the copy nor the first reads wait for memory line by line (the
+//! elementwise chain ran about a fifth faster than with one burst of requests per run).
 //!
 //! Small kernels stay on the calling thread: handing work to the thread pool and waking
 //! the caller again costs tens of microseconds on a virtual machine, as much as computing
@@ -21,9 +23,10 @@ use bytemuck::Pod;
 use rayon::prelude::*;
 
 use super::super::error::KernelError;
-use super::super::prefetch;
+use super::super::prefetch::{Intent, Spread};
 use super::Buffer;
 use super::eval::{Context, Scratch};
+use super::layout::Values;
 use super::partition::Partition;
 use super::slot::{Lane, Segment, Side};
 use crate::backend::interrupt::Interrupt;
@@ -38,6 +41,9 @@ const MIN_RUNS_PER_PIECE: usize = 64;
 
 /// How many runs ahead of the one computed a worker asks for the destination.
 const AHEAD: usize = 1;
+
+/// How many runs ahead of the one computed a worker asks for the inputs.
+const INPUTS_AHEAD: usize = 1;
 
 /// The output a kernel can collect this way: its only tensor output, of `f32` or `i64`, in
 /// a kernel without totals. Kept values are not collected: a segment that keeps nothing
@@ -142,10 +148,11 @@ struct Target<'t> {
     interrupt: &'t Interrupt,
 }
 
-/// A worker's state: its scratch and which segment it holds.
+/// A worker's state: its scratch, which segment it holds, and the memory it asks for.
 struct Worker {
     scratch: Scratch,
     held: Option<usize>,
+    spread: Spread,
 }
 
 impl Target<'_> {
@@ -166,16 +173,46 @@ impl Target<'_> {
                 || Worker {
                     scratch: Scratch::new(self.context.kernel),
                     held: None,
+                    spread: Spread::default(),
                 },
                 |worker, run| {
-                    prefetch::for_writing(destination + (run + AHEAD) * bytes, bytes);
-                    self.run::<T>(worker, run)
+                    worker.spread.clear();
+                    let ahead = destination.wrapping_add((run + AHEAD) * bytes);
+                    worker.spread.push(ahead, bytes, Intent::Write);
+                    self.inputs_of(run + INPUTS_AHEAD, &mut worker.spread);
+                    let values = self.run::<T>(worker, run);
+                    // A run whose segment was computed before asks for it all at once.
+                    worker.spread.finish();
+                    values
                 },
             )
             .collect_into_vec(&mut out);
         let mut flat: Vec<T> = bytemuck::allocation::cast_vec(out);
         flat.truncate(self.segments.total);
         flat
+    }
+
+    /// Adds the full-shape inputs' elements of run `run` to `spread`. Only where output
+    /// positions are element positions: a row's value is not read from its row's position.
+    fn inputs_of(&self, run: usize, spread: &mut Spread) {
+        let start = run * RUN;
+        if self.domain != Domain::Element || start >= self.segments.total {
+            return;
+        }
+        let len = RUN.min(self.segments.total - start);
+        for operand in self
+            .context
+            .operands
+            .iter()
+            .filter(|operand| operand.is_full())
+        {
+            let (address, size) = match operand.values() {
+                Values::F32(data) => (data.as_ptr().addr(), size_of::<f32>()),
+                Values::I64(data) => (data.as_ptr().addr(), size_of::<i64>()),
+                Values::Bool(data) => (data.as_ptr().addr(), size_of::<bool>()),
+            };
+            spread.push(address.wrapping_add(start * size), len * size, Intent::Read);
+        }
     }
 
     /// The values of run `run`.
@@ -243,8 +280,12 @@ impl Target<'_> {
             return;
         }
         let mut failed = None;
-        self.context
-            .evaluate(segment, &mut worker.scratch, &mut failed);
+        self.context.evaluate(
+            segment,
+            &mut worker.scratch,
+            &mut failed,
+            &mut worker.spread,
+        );
         if let Some((instr, error)) = failed {
             let mut first = self
                 .failure

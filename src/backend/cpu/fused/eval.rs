@@ -1,9 +1,10 @@
 //! Computing a fused kernel's instructions over one task's segments.
 
 use super::super::error::{KernelError, format_shape};
+use super::super::prefetch::Spread;
 use super::lanes::{self, binary, cast, keep, positions, select, unary, write};
 use super::layout::{Operand, Values};
-use super::slot::{Lane, Segment, Side, Slot, State, View, materialise, zero};
+use super::slot::{Lane, Segment, Side, Slot, State, Storage, View, materialise, zero};
 use super::totals::Accumulator;
 use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{Domain, FusedKernel, InstrKind, OutputKind};
@@ -31,12 +32,16 @@ pub(crate) struct TaskResult {
 }
 
 /// The per-task scratch: one slot per instruction, which of them hold a value that is the
-/// same in every segment (computed once), and how many elements of the current segment the
-/// mask kept.
+/// same in every segment (computed once), how many elements of the current segment the
+/// mask kept, and the storages no value alive needs.
 pub(crate) struct Scratch {
     slots: Vec<Slot>,
     settled: Vec<bool>,
     kept: usize,
+    free: Vec<Storage>,
+    /// `(after, value)`, by `after`: instruction `value` is read by nothing computed after
+    /// instruction `after`, so its storage is free from then on.
+    deaths: Vec<(usize, usize)>,
 }
 
 impl Scratch {
@@ -51,8 +56,70 @@ impl Scratch {
             slots,
             settled,
             kept: 0,
+            free: Vec::new(),
+            deaths: deaths(kernel),
         }
     }
+
+    /// Every storage a value of the last segment held is free again (settled values hold
+    /// none: they are constants or operands' slices).
+    fn reclaim(&mut self) {
+        for (slot, settled) in self.slots.iter_mut().zip(&self.settled) {
+            if !settled {
+                free(&mut self.free, &mut slot.storage);
+            }
+        }
+    }
+
+    /// Frees the storages of the values no instruction from `index` on reads, starting at
+    /// `cursor` in the deaths; returns where the next call starts.
+    fn bury(&mut self, index: usize, mut cursor: usize) -> usize {
+        while let Some(&(after, value)) = self.deaths.get(cursor) {
+            if after >= index {
+                break;
+            }
+            free(&mut self.free, &mut self.slots[value].storage);
+            cursor += 1;
+        }
+        cursor
+    }
+}
+
+/// Moves a storage that holds memory to the free ones (one holding none is not worth
+/// keeping: handing it out would only allocate).
+fn free(free: &mut Vec<Storage>, storage: &mut Storage) {
+    if storage.holds_memory() {
+        free.push(std::mem::take(storage));
+    }
+}
+
+/// When each instruction's value dies: after its last reader, or after itself if nothing
+/// reads it. Values read after the segment (outputs, totals, counted masks) and masks (read
+/// by the counting pass, which skips instructions it does not need) never die in a segment.
+fn deaths(kernel: &FusedKernel) -> Vec<(usize, usize)> {
+    let mut last: Vec<Option<usize>> = (0..kernel.body.len()).map(Some).collect();
+    for (index, instr) in kernel.body.iter().enumerate() {
+        for operand in instr.operands() {
+            if let Some(Some(last)) = last.get_mut(operand) {
+                *last = (*last).max(index);
+            }
+        }
+        if let InstrKind::Keep(_, mask) | InstrKind::Position(mask) = instr.kind {
+            last[mask] = None;
+        }
+    }
+    for output in &kernel.outputs {
+        let (OutputKind::Values(value) | OutputKind::Total(_, value) | OutputKind::Count(value)) =
+            output.kind;
+        last[value] = None;
+    }
+    let mut deaths: Vec<(usize, usize)> = last
+        .into_iter()
+        .enumerate()
+        .filter_map(|(value, after)| Some((after?, value)))
+        .collect();
+    deaths.sort_unstable();
+    deaths
 }
 
 /// What every task shares.
@@ -81,7 +148,7 @@ impl Context<'_> {
             .collect();
         let (mut element_offset, mut kept_offset) = (0, 0);
         for (row, segment) in task.segments.iter().enumerate() {
-            self.segment(*segment, scratch, &mut result.failure, None);
+            self.segment(*segment, scratch, &mut result.failure, None, None);
             let kept = Segment {
                 start: 0,
                 len: scratch.kept,
@@ -132,7 +199,7 @@ impl Context<'_> {
         needed: &[bool],
         mask: usize,
     ) -> Side<'s, bool> {
-        self.segment(segment, scratch, &mut None, Some(needed));
+        self.segment(segment, scratch, &mut None, Some(needed), None);
         let view = View {
             slot: &scratch.slots[mask],
             operands: self.operands,
@@ -142,14 +209,16 @@ impl Context<'_> {
     }
 
     /// Computes every instruction over one segment; an element error is left in `failure`
-    /// unless an earlier instruction's is already there.
+    /// unless an earlier instruction's is already there. The memory in `spread` is asked for
+    /// a share at a time between the instructions.
     pub fn evaluate(
         &self,
         segment: Segment,
         scratch: &mut Scratch,
         failure: &mut Option<(usize, KernelError)>,
+        spread: &mut Spread,
     ) {
-        self.segment(segment, scratch, failure, None);
+        self.segment(segment, scratch, failure, None, Some(spread));
     }
 
     /// Instruction `value`'s values over `segment` (for a kept value, over the kept elements)
@@ -169,14 +238,26 @@ impl Context<'_> {
         scratch: &mut Scratch,
         failure: &mut Option<(usize, KernelError)>,
         only: Option<&[bool]>,
+        mut spread: Option<&mut Spread>,
     ) {
         scratch.kept = 0;
+        scratch.reclaim();
+        let mut buried = 0;
+        if let Some(spread) = spread.as_deref_mut() {
+            spread.plan(scratch.settled.iter().filter(|settled| !**settled).count());
+        }
         for (index, instr) in self.kernel.body.iter().enumerate() {
             if scratch.settled[index] || only.is_some_and(|needed| !needed[index]) {
                 continue;
             }
+            if let Some(spread) = spread.as_deref_mut() {
+                spread.step();
+            }
+            buried = scratch.bury(index, buried);
+            let storage = scratch.free.pop().unwrap_or_default();
             let (done, rest) = scratch.slots.split_at_mut(index);
             let slot = &mut rest[0];
+            slot.storage = storage;
             // Kept instructions read kept values; those that keep read per-element ones.
             let keeps = matches!(instr.kind, InstrKind::Keep(..) | InstrKind::Position(_));
             let extent = if instr.domain == Domain::Kept && !keeps {
@@ -202,6 +283,13 @@ impl Context<'_> {
                     }
                 }
             }
+            // A value that is one number or an operand's slice needs no storage.
+            if !matches!(slot.state, State::Buffer) {
+                free(&mut scratch.free, &mut slot.storage);
+            }
+        }
+        if let Some(spread) = spread {
+            spread.finish();
         }
     }
 
@@ -261,9 +349,11 @@ impl Context<'_> {
     fn input(&self, position: usize, slot: &mut Slot, segment: Segment) -> State {
         let operand = &self.operands[position];
         match operand.values() {
-            Values::F32(data) => gathered(operand, segment, data, &mut slot.f32s, position),
-            Values::I64(data) => gathered(operand, segment, data, &mut slot.i64s, position),
-            Values::Bool(data) => gathered(operand, segment, data, &mut slot.bools, position),
+            Values::F32(data) => gathered(operand, segment, data, &mut slot.storage.f32s, position),
+            Values::I64(data) => gathered(operand, segment, data, &mut slot.storage.i64s, position),
+            Values::Bool(data) => {
+                gathered(operand, segment, data, &mut slot.storage.bools, position)
+            }
         }
     }
 
@@ -283,9 +373,11 @@ impl Context<'_> {
             )));
         }
         let value = match input.slot.dtype {
-            DType::F32 => lanes::reduce_f32(op, materialise::<f32>(input, &mut slot.f32s)),
-            DType::I64 => lanes::reduce_i64(op, materialise::<i64>(input, &mut slot.i64s)),
-            DType::Bool => lanes::reduce_bool(op, materialise::<bool>(input, &mut slot.bools)),
+            DType::F32 => lanes::reduce_f32(op, materialise::<f32>(input, &mut slot.storage.f32s)),
+            DType::I64 => lanes::reduce_i64(op, materialise::<i64>(input, &mut slot.storage.i64s)),
+            DType::Bool => {
+                lanes::reduce_bool(op, materialise::<bool>(input, &mut slot.storage.bools))
+            }
         };
         Ok(State::Splat(value))
     }
@@ -310,5 +402,137 @@ fn gathered<T: Lane>(
     match operand.side(segment, data, buffer) {
         Side::Splat(value) => State::Splat(value.to_scalar()),
         Side::Slice(_) => State::Buffer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layout::Operand;
+    use super::*;
+    use crate::backend::cpu::Tensor;
+    use crate::graph::fused::{FusedOutput, Instr, Member};
+    use crate::graph::op::{BinaryOp, UnaryOp};
+    use crate::graph::shape::{Dim, Meta};
+
+    fn instr(kind: InstrKind, dtype: DType) -> Instr {
+        let domain = match kind {
+            InstrKind::Float(_) | InstrKind::Int(_) | InstrKind::Bool(_) => Domain::Uniform,
+            _ => Domain::Element,
+        };
+        Instr {
+            kind,
+            dtype,
+            domain,
+            member: 0,
+        }
+    }
+
+    fn kernel(len: usize, body: Vec<Instr>, outputs: Vec<OutputKind>) -> FusedKernel {
+        let meta = Meta::new(DType::F32, vec![Dim::from(len)]);
+        FusedKernel {
+            shape: vec![Dim::from(len)],
+            rows: false,
+            inputs: vec![meta.clone()],
+            body,
+            outputs: outputs
+                .into_iter()
+                .map(|kind| FusedOutput {
+                    kind,
+                    meta: meta.clone(),
+                    member: 0,
+                })
+                .collect(),
+            members: vec![Member {
+                name: "chain",
+                span: crate::source::Span::default(),
+                trace: Vec::new(),
+            }],
+        }
+    }
+
+    /// `relu(x * 2 + 1) * x - 0.5`: instruction 0 reads `x`, 8 is the result.
+    fn chain(len: usize) -> FusedKernel {
+        use InstrKind::{Binary, Float, Input, Unary};
+        let body = vec![
+            instr(Input(0), DType::F32),
+            instr(Float(2.0), DType::F32),
+            instr(Binary(BinaryOp::Mul, 0, 1), DType::F32),
+            instr(Float(1.0), DType::F32),
+            instr(Binary(BinaryOp::Add, 2, 3), DType::F32),
+            instr(Unary(UnaryOp::Relu, 4), DType::F32),
+            instr(Binary(BinaryOp::Mul, 5, 0), DType::F32),
+            instr(Float(0.5), DType::F32),
+            instr(Binary(BinaryOp::Sub, 6, 7), DType::F32),
+        ];
+        kernel(len, body, vec![OutputKind::Values(8)])
+    }
+
+    #[test]
+    fn values_die_after_their_last_reader_and_outputs_and_masks_never() {
+        use InstrKind::{Binary, Float, Input, Keep};
+        // `x` is read last by instruction 6, the product by 4, ...; the result never dies.
+        assert_eq!(
+            deaths(&chain(8)),
+            [
+                (2, 1),
+                (4, 2),
+                (4, 3),
+                (5, 4),
+                (6, 0),
+                (6, 5),
+                (8, 6),
+                (8, 7)
+            ]
+        );
+        let body = vec![
+            instr(Input(0), DType::F32),
+            instr(Float(0.0), DType::F32),
+            instr(Binary(BinaryOp::Gt, 0, 1), DType::Bool),
+            instr(Keep(0, 2), DType::F32),
+        ];
+        let masked = kernel(8, body, vec![OutputKind::Values(3), OutputKind::Count(2)]);
+        // The mask (2) and the kept values (3) never die; `x` dies after the keep.
+        assert_eq!(deaths(&masked), [(2, 1), (3, 0)]);
+    }
+
+    #[test]
+    fn a_chain_is_computed_in_two_storages_whatever_its_length() {
+        let len = 3000;
+        let xs: Vec<f32> = (0..len).map(|i| i as f32 / 100.0 - 10.0).collect();
+        let x = Tensor::from_vec(&[len], xs.clone()).unwrap();
+        let kernel = chain(len);
+        let operands = [Operand::new(&x, &[len]).unwrap()];
+        let context = Context {
+            kernel: &kernel,
+            operands: &operands,
+            shape: &[len],
+        };
+        let mut scratch = Scratch::new(&kernel);
+        let mut spread = Spread::default();
+        for start in (0..len).step_by(1024) {
+            let segment = Segment {
+                start,
+                len: 1024.min(len - start),
+            };
+            let mut failure = None;
+            context.evaluate(segment, &mut scratch, &mut failure, &mut spread);
+            assert!(failure.is_none());
+            let Side::Slice(values) = context.view(&scratch, 8, segment).side::<f32>() else {
+                panic!("the result is per element");
+            };
+            let expected: Vec<f32> = xs[start..start + segment.len]
+                .iter()
+                .map(|&x| (x * 2.0 + 1.0).max(0.0) * x - 0.5)
+                .collect();
+            assert_eq!(values, expected);
+            let holding = scratch
+                .slots
+                .iter()
+                .map(|slot| &slot.storage)
+                .chain(&scratch.free)
+                .filter(|storage| storage.holds_memory())
+                .count();
+            assert_eq!(holding, 2, "after the segment at {start}");
+        }
     }
 }

@@ -29,13 +29,11 @@ pub(crate) enum State {
     Buffer,
 }
 
-/// An instruction's working storage, reused from segment to segment.
+/// An instruction's value over the current segment, and the storage it is computed into.
 pub(crate) struct Slot {
     pub state: State,
     pub dtype: DType,
-    pub f32s: Vec<f32>,
-    pub i64s: Vec<i64>,
-    pub bools: Vec<bool>,
+    pub storage: Storage,
 }
 
 impl Slot {
@@ -43,10 +41,25 @@ impl Slot {
         Slot {
             state: State::Buffer,
             dtype,
-            f32s: Vec::new(),
-            i64s: Vec::new(),
-            bools: Vec::new(),
+            storage: Storage::default(),
         }
+    }
+}
+
+/// Vectors for a segment's values, one per element type. A storage passes from instruction
+/// to instruction within a segment: once the last instruction that reads a value has run,
+/// the next one computed writes over it, so a kernel's scratch stays as small as the most
+/// values alive at once and keeps to the first-level cache.
+#[derive(Default)]
+pub(crate) struct Storage {
+    pub f32s: Vec<f32>,
+    pub i64s: Vec<i64>,
+    pub bools: Vec<bool>,
+}
+
+impl Storage {
+    pub fn holds_memory(&self) -> bool {
+        self.f32s.capacity() + self.i64s.capacity() + self.bools.capacity() > 0
     }
 }
 
@@ -61,10 +74,10 @@ macro_rules! lane {
     ($t:ty, $field:ident, $variant:ident) => {
         impl Lane for $t {
             fn buffer(slot: &mut Slot) -> &mut Vec<$t> {
-                &mut slot.$field
+                &mut slot.storage.$field
             }
             fn values(slot: &Slot) -> &[$t] {
-                &slot.$field
+                &slot.storage.$field
             }
             fn data<'a>(values: &'a Values<'_>) -> Option<&'a [$t]> {
                 match values {
