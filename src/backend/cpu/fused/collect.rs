@@ -177,8 +177,10 @@ impl Target<'_> {
                 },
                 |worker, run| {
                     worker.spread.clear();
-                    let ahead = destination.wrapping_add((run + AHEAD) * bytes);
-                    worker.spread.push(ahead, bytes, Intent::Write);
+                    if run + AHEAD < runs {
+                        let ahead = destination.wrapping_add((run + AHEAD) * bytes);
+                        worker.spread.push(ahead, bytes, Intent::Write);
+                    }
                     self.inputs_of(run + INPUTS_AHEAD, &mut worker.spread);
                     let values = self.run::<T>(worker, run);
                     // A run whose segment was computed before asks for it all at once.
