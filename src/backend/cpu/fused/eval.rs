@@ -66,7 +66,7 @@ impl Scratch {
     fn reclaim(&mut self) {
         for (slot, settled) in self.slots.iter_mut().zip(&self.settled) {
             if !settled {
-                free(&mut self.free, &mut slot.storage);
+                release(&mut self.free, &mut slot.storage);
             }
         }
     }
@@ -78,7 +78,7 @@ impl Scratch {
             if after >= index {
                 break;
             }
-            free(&mut self.free, &mut self.slots[value].storage);
+            release(&mut self.free, &mut self.slots[value].storage);
             cursor += 1;
         }
         cursor
@@ -87,7 +87,7 @@ impl Scratch {
 
 /// Moves a storage that holds memory to the free ones (one holding none is not worth
 /// keeping: handing it out would only allocate).
-fn free(free: &mut Vec<Storage>, storage: &mut Storage) {
+fn release(free: &mut Vec<Storage>, storage: &mut Storage) {
     if storage.holds_memory() {
         free.push(std::mem::take(storage));
     }
@@ -100,8 +100,8 @@ fn deaths(kernel: &FusedKernel) -> Vec<(usize, usize)> {
     let mut last: Vec<Option<usize>> = (0..kernel.body.len()).map(Some).collect();
     for (index, instr) in kernel.body.iter().enumerate() {
         for operand in instr.operands() {
-            if let Some(Some(last)) = last.get_mut(operand) {
-                *last = (*last).max(index);
+            if let Some(Some(reader)) = last.get_mut(operand) {
+                *reader = (*reader).max(index);
             }
         }
         if let InstrKind::Keep(_, mask) | InstrKind::Position(mask) = instr.kind {
@@ -295,7 +295,7 @@ impl Context<'_> {
             }
             // A value that is one number or an operand's slice needs no storage.
             if recycle && !matches!(slot.state, State::Buffer) {
-                free(&mut scratch.free, &mut slot.storage);
+                release(&mut scratch.free, &mut slot.storage);
             }
         }
         if let Some(spread) = spread {

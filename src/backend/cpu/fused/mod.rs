@@ -3,11 +3,13 @@
 //! The iteration space is cut into tasks that run in parallel: blocks of [`BLOCK`] elements,
 //! or, in a kernel that reduces rows, runs of whole rows. A task walks its part in segments
 //! (chunks of [`CHUNK`] elements, or single rows) and computes every instruction over a
-//! segment into scratch buffers that stay in cache and are reused from segment to segment, so
-//! nothing is allocated per segment; constants and operand reads that are the same in every
-//! segment are computed in a task's first segment only. Each instruction is the same element
-//! function the unfused kernel applies (`graph::semantics`), and reductions use the same accumulators in
-//! the same blocks (`fold`), so fused results are bitwise equal to unfused ones.
+//! segment into scratch storages that stay in cache and are reused from segment to segment
+//! (and, in segments of 256 elements or more, passed on from a value no instruction reads
+//! any more to the next one computed), so nothing is allocated per segment; constants and
+//! operand reads that are the same in every segment are computed in a task's first segment
+//! only. Each instruction is the same element function the unfused kernel applies
+//! (`graph::semantics`), and reductions use the same accumulators in the same blocks
+//! (`fold`), so fused results are bitwise equal to unfused ones.
 //!
 //! Element errors (integer division by zero, a negative integer power, an extremum over an
 //! empty row) do not stop the pass; the error of the earliest instruction that failed
