@@ -4,7 +4,8 @@
 //! added dim is removed from the result; dims before the last two are batch dims and
 //! broadcast. `f32` products run on the blocked kernel of [`gemm`], whose results are the
 //! same bits for any thread count; `i64` products wrap on overflow. Large products are split
-//! by batch, or within one product by blocks of rows, across threads.
+//! by batch, or within one product by parts of its rows, across threads, and their outputs are
+//! zeroed by all threads.
 
 mod gemm;
 
@@ -142,7 +143,7 @@ fn multiply<T: Element>(
     let (left, right) = (left.view(), right.view());
     let left = broadcast_view(&left, &shape([plan.rows, plan.inner]))?;
     let right = broadcast_view(&right, &shape([plan.inner, plan.columns]))?;
-    let mut out = Array3::<T>::default((plan.batch_count(), plan.rows, plan.columns));
+    let mut out = zeros::<T>((plan.batch_count(), plan.rows, plan.columns), plan)?;
     if out.is_empty() || plan.inner == 0 {
         return Ok(Tensor::from(out.into_dyn()));
     }
@@ -158,6 +159,21 @@ fn multiply<T: Element>(
         .collect();
     run(products, plan);
     Ok(Tensor::from(out.into_dyn()))
+}
+
+/// Values from which a product's output is zeroed by every thread, each writing (and faulting
+/// in) a share, instead of by the calling thread alone.
+const PARALLEL_ZEROS: usize = 1 << 16;
+
+/// The zeroed output of `plan`.
+fn zeros<T: Element>(shape: (usize, usize, usize), plan: &Plan) -> Result<Array3<T>> {
+    let size = shape.0 * shape.1 * shape.2;
+    if size < PARALLEL_ZEROS || plan.work() < PARALLEL_WORK {
+        return Ok(Array3::default(shape));
+    }
+    let mut data = Vec::with_capacity(size);
+    data.par_extend(rayon::iter::repeat_n(T::default(), size));
+    Array3::from_shape_vec(shape, data).map_err(|error| KernelError::Shape(error.to_string()))
 }
 
 /// `f32` products: one thread for small work, the batch across threads when it has several

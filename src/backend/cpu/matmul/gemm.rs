@@ -10,6 +10,12 @@
 //! operands through their strides, so transposed and strided views need no copy first, and it
 //! pads edge panels with zeros, so the tile code has no edge cases inside its loop.
 //!
+//! Threads: up to `SPAN` depth blocks of B are packed at once, by all threads, and each thread
+//! then computes one part of C (an even share of whole tiles of rows) through all of them, so
+//! a 1024 x 1024 product costs two fork-joins instead of two per depth block, and no thread
+//! waits at a barrier for another's last row block. The packed span is kept on the calling
+//! thread for its next product, so a product does not zero-fill and fault in a fresh buffer.
+//!
 //! Sizes, for the processors this is built for (`target-cpu=native`):
 //! - The tile is two vectors wide: `NR = 32` columns and `MR = 12` rows with AVX-512 (24 of
 //!   the 32 `zmm` registers accumulate, two hold B, one the broadcast), `NR = 16` and `MR = 6`
@@ -20,11 +26,13 @@
 //!   vectors; `.cargo/config.toml` lets the straight-line vectoriser use 512-bit ones.
 //! - `KC = 256`: one panel of B (`256 * 32 * 4` bytes = 32 KiB) and one of A (12 KiB) fit
 //!   the 48 KiB L1 data cache together, so the tile streams them from L1 while the stores of
-//!   C (once per `KC` steps) stay rare.
-//! - `MC = 48` rows: the packed A block (48 KiB) stays in L2 next to the packed B block, and
-//!   a 1024-row product has 22 row blocks, enough to balance two or more threads. Products
-//!   with fewer row blocks than twice the threads also split them into groups of columns.
+//!   C (once per `KC` steps) stay rare. 192 steps were slower, and so were 512.
+//! - `MC = 48` rows: each panel of B is used by four tiles while it is in L1, and the packed
+//!   A block (48 KiB) stays in L2 next to the packed B block. 96 rows were slower.
 //! - `NC = 1024` columns: the packed B block (1 MiB) fits a 2 MiB L2 with room to spare.
+//! - `SPAN = 4` depth blocks: the packed span of a column block is at most 4 MiB.
+//! - Products with fewer tiles of rows than threads also split the rows into groups of
+//!   panels of B, one part per thread either way.
 //!
 //! Determinism: every result element is the chain `c = fma(a[i][p], b[p][j], c)` over
 //! `p = 0, 1, .., k - 1` in that order, starting from `+0.0`. Depth blocks run in order, one
@@ -34,6 +42,7 @@
 //! threads (nor on computing `Cᵀ = Bᵀ Aᵀ` instead: `fma` multiplies exactly). `f32::mul_add`
 //! is a fused multiply-add on every target (a library call where the processor has none).
 
+use std::cell::Cell;
 use std::ops::Range;
 
 use ndarray::{ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Slice};
@@ -52,6 +61,10 @@ const KC: usize = 256;
 const MC: usize = 48;
 /// Columns of a block of B.
 const NC: usize = 1024;
+/// Panels of B that one task packs (a kibibyte of each row of B).
+const GROUP: usize = 8;
+/// Depth blocks packed together and computed between two fork-joins.
+const SPAN: usize = 4;
 
 /// The accumulators of a tile of `R` rows.
 type Tile<const R: usize> = [[f32; NR]; R];
@@ -90,59 +103,80 @@ fn blocked(
         out.fill(0.0);
         return;
     }
-    let mut packed_right = Vec::new();
+    let mut packed_right = PACKED_RIGHT.take();
     for column_block in blocks(columns, NC) {
         let right = right.slice_axis(Axis(1), Slice::from(column_block.clone()));
         let mut out = out.slice_axis_mut(Axis(1), Slice::from(column_block));
-        for depth_block in blocks(depth, KC) {
+        for steps in blocks(depth, SPAN * KC) {
             if interrupt.requested() {
                 return;
             }
-            let first = depth_block.start == 0;
-            let range = Slice::from(depth_block);
+            let range = Slice::from(steps.clone());
             pack_right(
                 right.slice_axis(Axis(0), range),
                 &mut packed_right,
                 parallel,
             );
-            let block = Block {
+            let span = Span {
                 left: left.slice_axis(Axis(1), range),
                 packed_right: &packed_right,
-                first,
+                panels: right.ncols().div_ceil(NR),
+                first: steps.start == 0,
+                interrupt,
             };
-            let units = units(out.view_mut(), parallel);
+            let parts = parts(out.view_mut(), parallel);
             if parallel {
-                let units = units.into_par_iter();
-                units.for_each_init(Vec::new, |packed, unit| block.run(unit, packed));
+                let parts = parts.into_par_iter();
+                parts.for_each_init(Vec::new, |packed, part| span.run(part, packed));
             } else {
                 let mut packed = Vec::new();
-                for unit in units {
-                    block.run(unit, &mut packed);
+                for part in parts {
+                    span.run(part, &mut packed);
                 }
             }
         }
     }
+    PACKED_RIGHT.set(packed_right);
+}
+
+thread_local! {
+    /// The packed span of B, kept for the thread's next product (at most `SPAN * KC * NC`
+    /// values, 4 MiB): a fresh buffer costs a zero fill and page faults, about a twentieth of
+    /// a 1024 x 1024 product. A product that runs while another is packing on the same thread
+    /// (a task picked up while waiting) finds it taken and starts an empty one.
+    static PACKED_RIGHT: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
 }
 
 /// A part of C that one task computes: its first row and first panel of B, and its view.
 type Unit<'a> = (usize, usize, ArrayViewMut2<'a, f32>);
 
-/// Row blocks of `MC` rows; when there are too few to feed every thread twice over, each is
+/// The parts of C for the tasks of a span: one per thread, each of whole tiles of rows and as
+/// even as whole tiles allow; when there are fewer tiles of rows than threads, the rows are
 /// also split into groups of whole panels of B (A's rows are then packed once per group).
-fn units(out: ArrayViewMut2<'_, f32>, parallel: bool) -> Vec<Unit<'_>> {
+fn parts(out: ArrayViewMut2<'_, f32>, parallel: bool) -> Vec<Unit<'_>> {
     let (rows, columns) = out.dim();
-    let panels = columns.div_ceil(NR);
     let wanted = if parallel {
-        2 * rayon::current_num_threads()
+        rayon::current_num_threads()
     } else {
         1
     };
-    let groups = wanted.div_ceil(rows.div_ceil(MC)).clamp(1, panels);
-    let width = panels.div_ceil(groups) * NR;
+    let tiles = rows.div_ceil(MR);
+    let panels = columns.div_ceil(NR);
+    let row_parts = wanted.min(tiles);
+    let groups = wanted.div_ceil(row_parts).min(panels);
     let mut units = Vec::new();
-    for (row_block, out) in out.into_axis_chunks_iter_mut(Axis(0), MC).enumerate() {
-        for (group, out) in out.into_axis_chunks_iter_mut(Axis(1), width).enumerate() {
-            units.push((row_block * MC, group * width / NR, out));
+    let mut rest = out;
+    for part in 0..row_parts {
+        let (first, end) = (tiles * part / row_parts, tiles * (part + 1) / row_parts);
+        let height = (end * MR).min(rows) - first * MR;
+        let (mut part_rows, tail) = rest.split_at(Axis(0), height);
+        rest = tail;
+        for group in 0..groups {
+            let (first_panel, end) = (panels * group / groups, panels * (group + 1) / groups);
+            let width = (end * NR).min(columns) - first_panel * NR;
+            let (unit, tail) = part_rows.split_at(Axis(1), width);
+            part_rows = tail;
+            units.push((first * MR, first_panel, unit));
         }
     }
     units
@@ -153,6 +187,41 @@ fn blocks(size: usize, step: usize) -> impl Iterator<Item = Range<usize>> {
     (0..size)
         .step_by(step)
         .map(move |start| start..(start + step).min(size))
+}
+
+/// Up to `SPAN` depth blocks: the unpacked rows of A they read and B packed block by block.
+struct Span<'a> {
+    left: ArrayView2<'a, f32>,
+    packed_right: &'a [f32],
+    /// Panels of B in each depth block.
+    panels: usize,
+    /// The first span writes C; later ones continue from what C holds.
+    first: bool,
+    interrupt: &'a Interrupt,
+}
+
+impl Span<'_> {
+    /// One part of C through every depth block of the span in order, block of `MC` rows by
+    /// block, packing A's rows into `packed`. An interrupt stops between depth blocks.
+    fn run(&self, (start, first_panel, mut out): Unit<'_>, packed: &mut Vec<f32>) {
+        let mut packed_right = self.packed_right;
+        for (index, steps) in blocks(self.left.ncols(), KC).enumerate() {
+            if self.interrupt.requested() {
+                return;
+            }
+            let (right, rest) = packed_right.split_at(self.panels * NR * steps.len());
+            packed_right = rest;
+            let block = Block {
+                left: self.left.slice_axis(Axis(1), Slice::from(steps)),
+                packed_right: right,
+                first: self.first && index == 0,
+            };
+            let row_blocks = out.axis_chunks_iter_mut(Axis(0), MC);
+            for (row_block, out) in row_blocks.enumerate() {
+                block.run((start + row_block * MC, first_panel, out), packed);
+            }
+        }
+    }
 }
 
 /// One depth block: the unpacked rows of A it reads and the packed block of B.
@@ -215,25 +284,61 @@ impl Block<'_> {
     }
 }
 
-/// Packs `right` (`depth x columns`) into panels of `NR` columns, zero-padded.
+/// Packs `right` (`depth x columns`) block of `KC` steps by block, each block into panels of
+/// `NR` columns, zero-padded. Tasks pack `GROUP` panels of a block each.
 fn pack_right(right: ArrayView2<'_, f32>, packed: &mut Vec<f32>, parallel: bool) {
     let (depth, columns) = right.dim();
-    packed.resize(columns.div_ceil(NR) * NR * depth, 0.0);
-    let panel = |(index, target): (usize, &mut [f32])| {
-        let start = index * NR;
-        let range = Slice::from(start..(start + NR).min(columns));
-        pack_right_panel(right.slice_axis(Axis(1), range), target);
+    let panels = columns.div_ceil(NR);
+    packed.resize(panels * NR * depth, 0.0);
+    let mut targets = Vec::with_capacity(panels.div_ceil(GROUP) * depth.div_ceil(KC));
+    let mut rest = packed.as_mut_slice();
+    for steps in blocks(depth, KC) {
+        let (block, tail) = std::mem::take(&mut rest).split_at_mut(panels * NR * steps.len());
+        rest = tail;
+        for (group, target) in block.chunks_mut(GROUP * NR * steps.len()).enumerate() {
+            targets.push((steps.clone(), group * GROUP * NR, target));
+        }
+    }
+    let group = |(steps, start, target): (Range<usize>, usize, &mut [f32])| {
+        let end = (start + target.len() / steps.len()).min(columns);
+        let right = right.slice_axis(Axis(0), Slice::from(steps));
+        pack_right_group(right.slice_axis(Axis(1), Slice::from(start..end)), target);
     };
     if parallel {
-        packed
-            .par_chunks_exact_mut(NR * depth)
-            .enumerate()
-            .for_each(panel);
+        targets.into_par_iter().for_each(group);
     } else {
-        packed
-            .chunks_exact_mut(NR * depth)
-            .enumerate()
-            .for_each(panel);
+        targets.into_iter().for_each(group);
+    }
+}
+
+/// Consecutive panels of `NR` columns of `right` into `target`. With contiguous rows, row by
+/// row: each row of B is then read in one pass, which the processor fetches ahead far better
+/// than one panel's width of many rows.
+fn pack_right_group(right: ArrayView2<'_, f32>, target: &mut [f32]) {
+    let (steps, columns) = right.dim();
+    let rows: Option<Vec<&[f32]>> = right.rows().into_iter().map(|row| row.to_slice()).collect();
+    let Some(rows) = rows.filter(|_| columns > 1) else {
+        for (panel, target) in target.chunks_exact_mut(NR * steps).enumerate() {
+            let start = panel * NR;
+            let range = Slice::from(start..(start + NR).min(columns));
+            pack_right_panel(right.slice_axis(Axis(1), range), target);
+        }
+        return;
+    };
+    for (p, row) in rows.into_iter().enumerate() {
+        for (values, panel) in row.chunks(NR).zip(target.chunks_exact_mut(NR * steps)) {
+            let step = &mut panel[p * NR..(p + 1) * NR];
+            if let (Ok(step), Ok(values)) = (
+                <&mut [f32; NR]>::try_from(&mut *step),
+                <&[f32; NR]>::try_from(values),
+            ) {
+                *step = *values;
+                continue;
+            }
+            let (head, tail) = step.split_at_mut(values.len());
+            head.copy_from_slice(values);
+            tail.fill(0.0);
+        }
     }
 }
 
@@ -252,6 +357,15 @@ fn pack_right_panel(right: ArrayView2<'_, f32>, target: &mut [f32]) {
     }
     for (row, step) in right.rows().into_iter().zip(target.chunks_exact_mut(NR)) {
         match row.as_slice() {
+            // A whole panel's row is a fixed-size copy (two vector moves), not a call.
+            Some(row) if width == NR => {
+                if let (Ok(step), Ok(row)) = (
+                    <&mut [f32; NR]>::try_from(step),
+                    <&[f32; NR]>::try_from(row),
+                ) {
+                    *step = *row;
+                }
+            }
             Some(row) => step[..width].copy_from_slice(row),
             None => step.iter_mut().zip(row).for_each(|(x, &y)| *x = y),
         }

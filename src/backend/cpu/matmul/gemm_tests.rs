@@ -4,7 +4,7 @@
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 use proptest::prelude::*;
 
-use super::{KC, MC, MR, NC, NR, product};
+use super::{KC, MC, MR, NC, NR, SPAN, parts, product};
 use crate::backend::interrupt::Interrupt;
 
 /// The chain the kernel promises: `fma(a[i][p], b[p][j], ..)` for `p` in order from `+0.0`.
@@ -72,8 +72,9 @@ fn awkward_shapes_match_the_reference() {
         (MC - 1, 2 * KC + 3, 2 * NR - 1),
         (3, 5, NC + 7),
         (MR + 2, 3, 2 * NC + 1),
-        // Long sums: the chain's order matters.
+        // Long sums: the chain's order matters (and spans more than one packed span of B).
         (2, 40 * KC + 1, 3),
+        (MR + 3, SPAN * KC + 5, NR + 1),
         (2 * MC + 5, 3, 70),
     ];
     for (rows, inner, columns) in shapes {
@@ -128,9 +129,13 @@ fn narrow_products_and_transposed_outputs_keep_the_chain() {
     assert_eq!(out.t(), reference(left.view(), right.view()));
 }
 
-fn threaded(threads: usize, run: impl FnOnce() -> Array2<f32> + Send) -> Array2<f32> {
+fn threaded_pool(threads: usize) -> rayon::ThreadPool {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
-    pool.expect("a thread pool").install(run)
+    pool.expect("a thread pool")
+}
+
+fn threaded(threads: usize, run: impl FnOnce() -> Array2<f32> + Send) -> Array2<f32> {
+    threaded_pool(threads).install(run)
 }
 
 #[test]
@@ -161,6 +166,57 @@ fn results_are_the_same_bits_for_any_thread_count() {
             assert!(same, "{rows}x{inner}x{columns} on {threads} threads");
         }
     }
+}
+
+#[test]
+fn parts_cover_c_once_in_even_shares_of_tiles() {
+    for (rows, columns, threads) in [
+        (1024, 1024, 2),
+        (100, 70, 3),
+        (MR + 1, NR * 9 + 2, 4),
+        (5, 3, 8),
+    ] {
+        let mut out = Array2::<f32>::zeros((rows, columns));
+        let units = threaded_pool(threads).install(|| {
+            let units = parts(out.view_mut(), true);
+            units
+                .into_iter()
+                .map(|(row, panel, view)| (row, panel, view.dim()))
+                .collect::<Vec<_>>()
+        });
+        let mut covered = Array2::<u32>::zeros((rows, columns));
+        for &(row, panel, (height, width)) in &units {
+            covered
+                .slice_mut(ndarray::s![
+                    row..row + height,
+                    panel * NR..panel * NR + width
+                ])
+                .mapv_inplace(|count| count + 1);
+        }
+        assert!(
+            covered.iter().all(|&count| count == 1),
+            "{rows}x{columns}: {units:?}"
+        );
+        assert!(units.len() <= threads, "{rows}x{columns}: {units:?}");
+        let heights = units.iter().map(|&(_, _, (height, _))| height.div_ceil(MR));
+        let (least, most) = (heights.clone().min(), heights.max());
+        assert!(
+            most.zip(least)
+                .is_some_and(|(most, least)| most - least <= 1)
+        );
+    }
+}
+
+#[test]
+fn a_product_after_a_larger_one_on_the_same_thread_is_exact() {
+    // The packed span of B is kept from one product to the next on a thread: stale values
+    // must never reach the narrower product's edge panels.
+    let (left, right) = (matrix(40, KC + 7, 13), matrix(KC + 7, 3 * NR, 14));
+    assert_product(left.view(), right.view());
+    let (left, right) = (matrix(17, 9, 15), matrix(9, NR + 5, 16));
+    assert_product(left.view(), right.view());
+    let (left, right) = (matrix(3, 2 * KC, 17), matrix(2 * KC, 2, 18));
+    assert_product(left.view(), right.view());
 }
 
 fn shape_and_layout() -> impl Strategy<Value = (usize, usize, usize, bool, bool)> {
