@@ -88,9 +88,12 @@ impl Spread {
     }
 }
 
+/// Asks for the cache line holding `address`. Always inlined: the matmul tile calls it inside
+/// its innermost loop.
 #[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-fn line(address: usize, intent: Intent) {
+#[allow(unsafe_code, clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn line(address: usize, intent: Intent) {
     use std::arch::x86_64::{_MM_HINT_ET0, _MM_HINT_T0, _mm_prefetch};
     let pointer = std::ptr::without_provenance::<i8>(address);
     // SAFETY: `_mm_prefetch` is unsafe to call only because it is declared with
@@ -107,7 +110,7 @@ fn line(address: usize, intent: Intent) {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn line(_address: usize, _intent: Intent) {}
+pub(crate) fn line(_address: usize, _intent: Intent) {}
 
 #[cfg(test)]
 mod tests {
