@@ -71,15 +71,13 @@ impl Spread {
     fn ask(&mut self, mut count: usize) {
         while count > 0 {
             let (range, offset) = self.next;
-            let Some(&(first, lines, intent)) = self.ranges.get(range) else {
+            let Some(&(first, length, intent)) = self.ranges.get(range) else {
                 return;
             };
-            let take = (lines - offset).min(count);
-            for index in offset..offset + take {
-                line(first.wrapping_add(index * LINE), intent);
-            }
+            let take = (length - offset).min(count);
+            lines(first.wrapping_add(offset * LINE), take * LINE, intent);
             count -= take;
-            self.next = if offset + take == lines {
+            self.next = if offset + take == length {
                 (range + 1, 0)
             } else {
                 (range, offset + take)
@@ -88,12 +86,21 @@ impl Spread {
     }
 }
 
-/// Asks for the cache line holding `address`. Always inlined: the matmul tile calls it inside
-/// its innermost loop.
+/// Asks for the cache lines holding `address` and every `LINE`-th byte after it, up to `len`
+/// bytes, at once. Always inlined: the matmul tile calls it inside its innermost loop.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+pub(crate) fn lines(address: usize, len: usize, intent: Intent) {
+    for offset in (0..len).step_by(LINE) {
+        line(address.wrapping_add(offset), intent);
+    }
+}
+
+/// Asks for the cache line holding `address`.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code, clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn line(address: usize, intent: Intent) {
+fn line(address: usize, intent: Intent) {
     use std::arch::x86_64::{_MM_HINT_ET0, _MM_HINT_T0, _mm_prefetch};
     let pointer = std::ptr::without_provenance::<i8>(address);
     // SAFETY: `_mm_prefetch` is unsafe to call only because it is declared with
@@ -110,7 +117,7 @@ pub(crate) fn line(address: usize, intent: Intent) {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn line(_address: usize, _intent: Intent) {}
+fn line(_address: usize, _intent: Intent) {}
 
 #[cfg(test)]
 mod tests {

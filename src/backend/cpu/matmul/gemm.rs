@@ -70,8 +70,6 @@ const MC: usize = 48;
 const NC: usize = 1024;
 /// Steps of B the tile asks for ahead of the one it computes (16 to 32 did equally well).
 const AHEAD: usize = 24;
-/// Bytes in a cache line.
-const LINE: usize = 64;
 /// Panels of B that one task packs (a kibibyte of each row of B).
 const GROUP: usize = 8;
 /// Depth blocks packed together and computed between two fork-joins.
@@ -81,8 +79,8 @@ const SPAN: usize = 4;
 type Tile<const R: usize> = [[f32; NR]; R];
 
 /// `out = left @ right` for `left: m x k`, `right: k x n`, `out: m x n`, each with any strides.
-/// `parallel` spreads the blocks of C of each depth block over rayon's threads; the result is
-/// the same bits either way (see the module documentation). An interrupt stops between blocks.
+/// `parallel` gives each of rayon's threads a part of C; the result is the same bits either
+/// way (see the module documentation). An interrupt stops between depth blocks.
 pub(super) fn product(
     left: ArrayView2<'_, f32>,
     right: ArrayView2<'_, f32>,
@@ -131,7 +129,6 @@ fn blocked(
             let span = Span {
                 left: left.slice_axis(Axis(1), range),
                 packed_right: &packed_right,
-                panels: right.ncols().div_ceil(NR),
                 first: steps.start == 0,
                 interrupt,
             };
@@ -204,8 +201,6 @@ fn blocks(size: usize, step: usize) -> impl Iterator<Item = Range<usize>> {
 struct Span<'a> {
     left: ArrayView2<'a, f32>,
     packed_right: &'a [f32],
-    /// Panels of B in each depth block.
-    panels: usize,
     /// The first span writes C; later ones continue from what C holds.
     first: bool,
     interrupt: &'a Interrupt,
@@ -215,12 +210,14 @@ impl Span<'_> {
     /// One part of C through every depth block of the span in order, block of `MC` rows by
     /// block, packing A's rows into `packed`. An interrupt stops between depth blocks.
     fn run(&self, (start, first_panel, mut out): Unit<'_>, packed: &mut Vec<f32>) {
+        let depth = self.left.ncols();
+        let columns = self.packed_right.len() / depth;
         let mut packed_right = self.packed_right;
-        for (index, steps) in blocks(self.left.ncols(), KC).enumerate() {
+        for (index, steps) in blocks(depth, KC).enumerate() {
             if self.interrupt.requested() {
                 return;
             }
-            let (right, rest) = packed_right.split_at(self.panels * NR * steps.len());
+            let (right, rest) = packed_right.split_at(columns * steps.len());
             packed_right = rest;
             let block = Block {
                 left: self.left.slice_axis(Axis(1), Slice::from(steps)),
@@ -296,20 +293,11 @@ impl Block<'_> {
                     std::array::from_fn(|_| tile_rows.next().flatten());
                 for row in tile.iter().flatten() {
                     let next = row.as_ptr().addr() + size_of::<[f32; NR]>();
-                    ask_for(next, size_of::<[f32; NR]>(), Intent::Write);
+                    prefetch::lines(next, size_of::<[f32; NR]>(), Intent::Write);
                 }
                 full_tile(left, right, &mut tile, self.first);
             }
         }
-    }
-}
-
-/// Asks for the lines holding `address` and every `LINE`-th byte after it, up to `len` bytes.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn ask_for(address: usize, len: usize, intent: Intent) {
-    for offset in (0..len).step_by(LINE) {
-        prefetch::line(address + offset, intent);
     }
 }
 
@@ -346,7 +334,7 @@ fn pack_right(right: ArrayView2<'_, f32>, packed: &mut Vec<f32>, parallel: bool)
 fn pack_right_group(right: ArrayView2<'_, f32>, target: &mut [f32]) {
     let (steps, columns) = right.dim();
     let rows: Option<Vec<&[f32]>> = right.rows().into_iter().map(|row| row.to_slice()).collect();
-    let Some(rows) = rows.filter(|_| columns > 1) else {
+    let Some(rows) = rows else {
         for (panel, target) in target.chunks_exact_mut(NR * steps).enumerate() {
             let start = panel * NR;
             let range = Slice::from(start..(start + NR).min(columns));
@@ -371,7 +359,8 @@ fn pack_right_group(right: ArrayView2<'_, f32>, target: &mut [f32]) {
     }
 }
 
-/// Step `p` of a panel holds row `p` of `right` (up to `NR` columns), then zeros.
+/// Step `p` of a panel holds row `p` of `right` (up to `NR` columns), then zeros. Only for
+/// rows that are not contiguous: [`pack_right_group`] copies contiguous ones itself.
 fn pack_right_panel(right: ArrayView2<'_, f32>, target: &mut [f32]) {
     let width = right.ncols();
     if width < NR {
@@ -385,19 +374,7 @@ fn pack_right_panel(right: ArrayView2<'_, f32>, target: &mut [f32]) {
         return;
     }
     for (row, step) in right.rows().into_iter().zip(target.chunks_exact_mut(NR)) {
-        match row.as_slice() {
-            // A whole panel's row is a fixed-size copy (two vector moves), not a call.
-            Some(row) if width == NR => {
-                if let (Ok(step), Ok(row)) = (
-                    <&mut [f32; NR]>::try_from(step),
-                    <&[f32; NR]>::try_from(row),
-                ) {
-                    *step = *row;
-                }
-            }
-            Some(row) => step[..width].copy_from_slice(row),
-            None => step.iter_mut().zip(row).for_each(|(x, &y)| *x = y),
-        }
+        step.iter_mut().zip(row).for_each(|(x, &y)| *x = y);
     }
 }
 
@@ -542,11 +519,8 @@ fn kernel<const R: usize>(left: &[f32], right: &[f32], mut tile: Tile<R>) -> Til
         else {
             continue;
         };
-        ask_for(
-            ahead + step * size_of::<[f32; NR]>(),
-            size_of::<[f32; NR]>(),
-            Intent::Read,
-        );
+        let next = ahead + step * size_of::<[f32; NR]>();
+        prefetch::lines(next, size_of::<[f32; NR]>(), Intent::Read);
         for (row, &x) in tile.iter_mut().zip(left) {
             for (total, &y) in row.iter_mut().zip(right) {
                 *total = x.mul_add(y, *total);
