@@ -1,7 +1,8 @@
 //! The workloads of BENCHMARKS.md ("Compiled code against NumPy and PyTorch"), each run as an
 //! eager TSL function and as a compiled one, on the same data as `bench/peers.py` uses for
 //! NumPy and PyTorch: 10M f32 from a standard normal, a 4096×1024 matrix for the row
-//! softmax, and 1024×1024 matrices for matmul.
+//! softmax, and 1024×1024 and 500×500 matrices for matmul (500 rows end in a tile of 8 rows,
+//! which the 1024-row product never runs).
 //!
 //! `cargo bench --bench workloads` (add a filter on the printed names, such as `-- softmax`, to run some).
 
@@ -61,7 +62,8 @@ fn workloads(c: &mut Criterion) {
     let x = normal(&[10_000_000], 0);
     let rows = normal(&[4096, 1024], 1);
     let (a, b) = (normal(&[1024, 1024], 2), normal(&[1024, 1024], 3));
-    let cases: [(&str, &str, Vec<Value>); 6] = [
+    let (small_a, small_b) = (normal(&[500, 500], 4), normal(&[500, 500], 5));
+    let cases: [(&str, &str, Vec<Value>); 7] = [
         (
             "chain",
             "relu(x * 2.0 + 1.0) * x - 0.5, 10M f32",
@@ -76,6 +78,7 @@ fn workloads(c: &mut Criterion) {
         ("softmax", "row softmax, 4096x1024 f32", vec![rows]),
         ("total", "x.sum(), 10M f32", vec![x]),
         ("product", "matmul 1024x1024 f32", vec![a, b]),
+        ("product", "matmul 500x500 f32", vec![small_a, small_b]),
     ];
     let mut group = c.benchmark_group("workloads");
     group.sample_size(10);

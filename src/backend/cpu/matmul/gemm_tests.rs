@@ -84,6 +84,19 @@ fn awkward_shapes_match_the_reference() {
 }
 
 #[test]
+fn edge_tiles_of_every_height_match_the_reference() {
+    // Each height of the last tile of rows, written in the first depth block and continued in
+    // the next, next to full tiles and with a narrow last panel.
+    for height in 1..MR {
+        let (rows, inner, columns) = (2 * MR + height, KC + 3, NR + 5);
+        let (left, right) = (matrix(rows, inner, height), matrix(inner, columns, 2));
+        assert_product(left.view(), right.view());
+        let (left, right) = (matrix(height, inner, height), matrix(inner, 2 * NR, 3));
+        assert_product(left.view(), right.view());
+    }
+}
+
+#[test]
 fn an_empty_inner_size_gives_zeros() {
     let (left, right) = (matrix(5, 0, 1), matrix(0, 40, 2));
     assert_eq!(
