@@ -9,8 +9,9 @@ outside the repository that has numpy and torch (pip install numpy torch):
 
 Each figure is the median of 9 repeats of the per-call time (each repeat averages a few
 calls), in milliseconds. Data: 10M f32 from a standard normal, a 4096x1024 matrix for the row
-softmax, 1024x1024 and 500x500 matrices for matmul, as the Rust benchmark uses (other random values, the
-same distribution). OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
+softmax, 1024x1024 and 500x500 matrices and a 4096x4096 matrix with a vector of 4096 for
+matmul, as the Rust benchmark uses (other random values, the same distribution).
+OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
 when measuring (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/peers.py`).
 """
 
@@ -29,6 +30,8 @@ def numpy_workloads(rng):
     b = rng.standard_normal((1024, 1024)).astype(np.float32)
     c = rng.standard_normal((500, 500)).astype(np.float32)
     d = rng.standard_normal((500, 500)).astype(np.float32)
+    big = rng.standard_normal((4096, 4096)).astype(np.float32)
+    vector = rng.standard_normal(4096).astype(np.float32)
     two, one, half, zero = np.float32(2), np.float32(1), np.float32(0.5), np.float32(0)
 
     def softmax(m):
@@ -43,6 +46,8 @@ def numpy_workloads(rng):
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,
+        "matvec": lambda: big @ vector,
+        "vecmat": lambda: vector @ big,
         # NumPy's sort gives values only; its stable argsort gives the indices.
         "sort": lambda: np.argsort(x, kind="stable"),
         "argsort": lambda: np.argsort(-x, kind="stable"),
@@ -58,6 +63,8 @@ def torch_workloads(generator):
     b = torch.randn(1024, 1024, generator=generator)
     c = torch.randn(500, 500, generator=generator)
     d = torch.randn(500, 500, generator=generator)
+    big = torch.randn(4096, 4096, generator=generator)
+    vector = torch.randn(4096, generator=generator)
     return {
         "chain": lambda: torch.relu(x * 2.0 + 1.0) * x - 0.5,
         "positives": lambda: x[x > 0],
@@ -66,6 +73,8 @@ def torch_workloads(generator):
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,
+        "matvec": lambda: big @ vector,
+        "vecmat": lambda: vector @ big,
         "sort": lambda: x.sort(),
         "argsort": lambda: x.argsort(descending=True),
         "topk": lambda: x.topk(10),

@@ -2,7 +2,8 @@
 //! eager TSL function and as a compiled one, on the same data as `bench/peers.py` uses for
 //! NumPy and PyTorch: 10M f32 from a standard normal, a 4096×1024 matrix for the row
 //! softmax, and 1024×1024 and 500×500 matrices for matmul (500 rows end in a tile of 8 rows,
-//! which the 1024-row product never runs).
+//! which the 1024-row product never runs), and a 4096×4096 matrix times a vector of 4096 on
+//! either side.
 //!
 //! `cargo bench --bench workloads` (add a filter on the printed names, such as `-- softmax`, to run some).
 
@@ -63,7 +64,8 @@ fn workloads(c: &mut Criterion) {
     let rows = normal(&[4096, 1024], 1);
     let (a, b) = (normal(&[1024, 1024], 2), normal(&[1024, 1024], 3));
     let (small_a, small_b) = (normal(&[500, 500], 4), normal(&[500, 500], 5));
-    let cases: [(&str, &str, Vec<Value>); 7] = [
+    let (big, vector) = (normal(&[4096, 4096], 6), normal(&[4096], 7));
+    let cases: [(&str, &str, Vec<Value>); 9] = [
         (
             "chain",
             "relu(x * 2.0 + 1.0) * x - 0.5, 10M f32",
@@ -79,6 +81,12 @@ fn workloads(c: &mut Criterion) {
         ("total", "x.sum(), 10M f32", vec![x]),
         ("product", "matmul 1024x1024 f32", vec![a, b]),
         ("product", "matmul 500x500 f32", vec![small_a, small_b]),
+        (
+            "product",
+            "matmul 4096x4096 @ 4096 f32",
+            vec![big.clone(), vector.clone()],
+        ),
+        ("product", "matmul 4096 @ 4096x4096 f32", vec![vector, big]),
     ];
     let mut group = c.benchmark_group("workloads");
     group.sample_size(10);

@@ -39,6 +39,9 @@
 //! - `SPAN = 4` depth blocks: the packed span of a column block is at most 4 MiB.
 //! - Products with fewer tiles of rows than threads also split the rows into groups of
 //!   panels of B, one part per thread either way.
+//! - Products with at most 8 rows, or one column, are not packed at all ([`narrow`]): every
+//!   value of the wide operand is used only a few times, so packing it would cost more than
+//!   the product.
 //!
 //! Determinism: every result element is the chain `c = fma(a[i][p], b[p][j], c)` over
 //! `p = 0, 1, .., k - 1` in that order, starting from `+0.0`. Depth blocks run in order, one
@@ -56,6 +59,8 @@ use rayon::prelude::*;
 
 use crate::backend::cpu::prefetch::{self, Intent};
 use crate::backend::interrupt::Interrupt;
+
+mod narrow;
 
 const WIDE: bool = cfg!(target_feature = "avx512f");
 /// Rows of the register tile.
@@ -84,11 +89,31 @@ type Tile<const R: usize> = [[f32; NR]; R];
 pub(super) fn product(
     left: ArrayView2<'_, f32>,
     right: ArrayView2<'_, f32>,
-    out: ArrayViewMut2<'_, f32>,
+    mut out: ArrayViewMut2<'_, f32>,
     parallel: bool,
     interrupt: &Interrupt,
 ) {
     let (rows, columns) = out.dim();
+    if rows == 0 || columns == 0 {
+        return;
+    }
+    if left.ncols() == 0 {
+        out.fill(0.0);
+        return;
+    }
+    if narrow::product(left, right, out.view_mut(), parallel, interrupt) {
+        return;
+    }
+    let (left_t, right_t) = (left.reversed_axes(), right.reversed_axes());
+    if narrow::product(
+        right_t,
+        left_t,
+        out.view_mut().reversed_axes(),
+        parallel,
+        interrupt,
+    ) {
+        return;
+    }
     // Tiles are wide: a narrow, tall product runs as `outᵀ = rightᵀ @ leftᵀ` instead.
     if columns < NR && rows > columns {
         let (left, right) = (right.reversed_axes(), left.reversed_axes());

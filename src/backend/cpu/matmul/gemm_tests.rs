@@ -4,6 +4,7 @@
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 use proptest::prelude::*;
 
+use super::narrow::FEW_ROWS;
 use super::{KC, MC, MR, NC, NR, SPAN, parts, product};
 use crate::backend::interrupt::Interrupt;
 
@@ -142,6 +143,29 @@ fn narrow_products_and_transposed_outputs_keep_the_chain() {
     assert_eq!(out.t(), reference(left.view(), right.view()));
 }
 
+#[test]
+fn products_with_few_rows_or_one_column_keep_the_chain_unpacked() {
+    // Few rows read B row by row (inner sizes that are not whole groups of steps, more
+    // columns than one buffer); one column runs rows of A side by side (a partial last
+    // group); each also through the transpose, with the other operand's layout.
+    let shapes = [
+        (1, 1, 1),
+        (1, 10, 2100),
+        (FEW_ROWS, 7, 33),
+        (5, 4, 3),
+        (37, 11, 1),
+        (16, 5, 1),
+    ];
+    for (rows, inner, columns) in shapes {
+        let (left, right) = (matrix(rows, inner, 21), matrix(inner, columns, 22));
+        assert_product(left.view(), right.view());
+        let (left_t, right_t) = (matrix(inner, rows, 23), matrix(columns, inner, 24));
+        assert_product(left_t.t(), right_t.t());
+        assert_product(left.view(), right_t.t());
+        assert_product(left_t.t(), right.view());
+    }
+}
+
 fn threaded_pool(threads: usize) -> rayon::ThreadPool {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
     pool.expect("a thread pool")
@@ -153,10 +177,13 @@ fn threaded(threads: usize, run: impl FnOnce() -> Array2<f32> + Send) -> Array2<
 
 #[test]
 fn results_are_the_same_bits_for_any_thread_count() {
-    // Tall: blocks of rows; short and wide: rows and groups of columns.
+    // Tall: blocks of rows; short and wide: rows and groups of columns (one row more than
+    // the unpacked path takes); a few rows and one column, unpacked, by blocks.
     for (rows, inner, columns) in [
         (MC * 3 + 7, KC * 2 + 5, NR * 3 + 1),
-        (5, KC + 3, NR * 9 + 2),
+        (FEW_ROWS + 1, KC + 3, NR * 9 + 2),
+        (3, 37, 2100),
+        (50, 39, 1),
     ] {
         let (left, right) = (matrix(rows, inner, 11), matrix(inner, columns, 12));
         let expected = reference(left.view(), right.view());
