@@ -177,7 +177,7 @@ fn zeros<T: Element>(shape: (usize, usize, usize), plan: &Plan) -> Result<Array3
 }
 
 /// `f32` products: one thread for small work, the batch across threads when it has several
-/// products per thread, otherwise one product at a time with its row blocks across threads.
+/// products per thread, otherwise one product at a time with its parts across threads.
 /// Ctrl-C stops between blocks; the device reports the interruption.
 fn float_products(products: Vec<Product<'_, f32>>, plan: &Plan) {
     let interrupt = Interrupt::current();

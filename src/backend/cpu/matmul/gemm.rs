@@ -104,24 +104,25 @@ pub(super) fn product(
     if narrow::product(left, right, out.view_mut(), parallel, interrupt) {
         return;
     }
-    let (left_t, right_t) = (left.reversed_axes(), right.reversed_axes());
+    // The same product as `outᵀ = rightᵀ @ leftᵀ`.
+    let (left_t, right_t) = (right.reversed_axes(), left.reversed_axes());
     if narrow::product(
-        right_t,
         left_t,
+        right_t,
         out.view_mut().reversed_axes(),
         parallel,
         interrupt,
     ) {
         return;
     }
-    // Tiles are wide: a narrow, tall product runs as `outᵀ = rightᵀ @ leftᵀ` instead.
+    // Tiles are wide: a narrow, tall product runs transposed.
     if columns < NR && rows > columns {
-        let (left, right) = (right.reversed_axes(), left.reversed_axes());
-        return blocked(left, right, out.reversed_axes(), parallel, interrupt);
+        return blocked(left_t, right_t, out.reversed_axes(), parallel, interrupt);
     }
     blocked(left, right, out, parallel, interrupt);
 }
 
+/// The packed product, for a non-empty `out` and inner size (see [`product`]).
 fn blocked(
     left: ArrayView2<'_, f32>,
     right: ArrayView2<'_, f32>,
@@ -130,13 +131,6 @@ fn blocked(
     interrupt: &Interrupt,
 ) {
     let (depth, columns) = right.dim();
-    if out.is_empty() {
-        return;
-    }
-    if depth == 0 {
-        out.fill(0.0);
-        return;
-    }
     let mut packed_right = PACKED_RIGHT.take();
     for column_block in blocks(columns, NC) {
         let right = right.slice_axis(Axis(1), Slice::from(column_block.clone()));
