@@ -297,6 +297,8 @@ impl Device for Dispatch<'_> {
         results: &[(DType, u64)],
     ) -> Result<(), KernelError> {
         match self.target {
+            // Small results are never reserved: not worth copying the operands' handles.
+            Target::Cpu if crate::backend::memory::too_small_to_reserve(results) => Ok(()),
             Target::Cpu => {
                 let hosts = operands
                     .iter()

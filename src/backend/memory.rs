@@ -30,6 +30,20 @@ pub fn reserve(bytes: u64) -> Result<()> {
         .map_err(|_| KernelError::OutOfMemory { bytes })
 }
 
+/// Whether results of these sizes are too small to reserve, whichever of them need new
+/// buffers: a device can answer without looking at the operands.
+pub fn too_small_to_reserve(results: &[(DType, u64)]) -> bool {
+    results_bytes(results) < RESERVE_FROM
+}
+
+/// The bytes of results of these dtypes and element counts (saturating).
+pub fn results_bytes(results: &[(DType, u64)]) -> u64 {
+    results
+        .iter()
+        .map(|&(dtype, numel)| tensor_bytes(dtype, numel))
+        .fold(0u64, u64::saturating_add)
+}
+
 /// The bytes of a tensor of `dtype` with `numel` elements (saturating).
 pub fn tensor_bytes(dtype: DType, numel: u64) -> u64 {
     numel.saturating_mul(dtype.size_of() as u64)

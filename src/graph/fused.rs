@@ -250,18 +250,19 @@ impl Instr {
     }
 
     /// The instructions this one reads.
-    pub fn operands(&self) -> Vec<usize> {
-        match self.kind {
+    pub fn operands(&self) -> impl Iterator<Item = usize> + use<> {
+        let operands = match self.kind {
             InstrKind::Input(_) | InstrKind::Int(_) | InstrKind::Float(_) | InstrKind::Bool(_) => {
-                Vec::new()
+                [None; 3]
             }
             InstrKind::Unary(_, a)
             | InstrKind::Cast(a)
             | InstrKind::Reduce(_, a)
-            | InstrKind::Position(a) => vec![a],
-            InstrKind::Binary(_, a, b) | InstrKind::Keep(a, b) => vec![a, b],
-            InstrKind::Where(c, a, b) => vec![c, a, b],
-        }
+            | InstrKind::Position(a) => [Some(a), None, None],
+            InstrKind::Binary(_, a, b) | InstrKind::Keep(a, b) => [Some(a), Some(b), None],
+            InstrKind::Where(c, a, b) => [Some(c), Some(a), Some(b)],
+        };
+        operands.into_iter().flatten()
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::error::{MAX_ELEMENTS, Result};
 use super::tensor::Tensor;
-use crate::backend::memory::{reserve, tensor_bytes};
+use crate::backend::memory::{reserve, results_bytes};
 use crate::dtype::DType;
 use crate::graph::op::{IndexSpec, Op};
 
@@ -78,11 +78,7 @@ pub fn reserve_for(op: &Op, operands: &[&Tensor], results: &[(DType, u64)]) -> R
     if too_large || !needs_buffers(op, operands, results) {
         return Ok(());
     }
-    let bytes = results
-        .iter()
-        .map(|&(dtype, numel)| tensor_bytes(dtype, numel))
-        .fold(0u64, u64::saturating_add);
-    reserve(bytes)
+    reserve(results_bytes(results))
 }
 
 /// Whether `op` on `operands` allocates new buffers for `results`.

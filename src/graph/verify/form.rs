@@ -139,7 +139,7 @@ fn fused(kernel: &FusedKernel, inputs: &[Meta]) -> Result<(), String> {
         }
     }
     for (index, instr) in kernel.body.iter().enumerate() {
-        if instr.operands().iter().any(|operand| *operand >= index) {
+        if instr.operands().any(|operand| operand >= index) {
             return Err(format!(
                 "fused instruction i{index} reads a later instruction"
             ));
