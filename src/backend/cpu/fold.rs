@@ -284,6 +284,17 @@ mod tests {
         zeros[35] = 0.0;
         zeros[37] = -0.0;
         cases.push(zeros);
+        // The extreme in every lane and in the elements after the last whole chunk, as a
+        // finite value and as an infinity.
+        for position in 0..70 {
+            for extreme in [5.0, f32::INFINITY] {
+                let mut values: Vec<f32> = (0..70).map(|i| (i % 7) as f32 - 3.0).collect();
+                values[position] = extreme;
+                cases.push(values.clone());
+                values[position] = -extreme;
+                cases.push(values);
+            }
+        }
         for values in &cases {
             for largest in [true, false] {
                 let fast = f32::extremum(values, largest);
