@@ -174,8 +174,11 @@ fn advance(coordinates: &mut [i64], shape: &[usize]) {
 
 /// Writes the items whose flag is set to consecutive slots of `out`, without a branch on
 /// the flag: every item is written to the next free slot, which only advances past a kept
-/// one (random masks would otherwise mispredict half of the branches).
-fn keep_each<T>(items: impl Iterator<Item = T>, flags: &[bool], out: &mut [T]) {
+/// one (random masks would otherwise mispredict half of the branches). Returns how many
+/// were kept. `out` is a slice, not a vector: through `&mut Vec` the vector's address and
+/// length were read from memory again after every store (`x[x > 0]` on 10M elements, fused,
+/// took 8.9 ms instead of 6.7).
+pub(super) fn keep_each<T>(items: impl Iterator<Item = T>, flags: &[bool], out: &mut [T]) -> usize {
     let mut next = 0;
     for (item, &flag) in items.zip(flags) {
         if let Some(slot) = out.get_mut(next) {
@@ -183,6 +186,7 @@ fn keep_each<T>(items: impl Iterator<Item = T>, flags: &[bool], out: &mut [T]) {
         }
         next += usize::from(flag);
     }
+    next
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The per-segment work of each instruction: elementwise functions over slices or splats,
 //! compaction of kept elements, the fold of a row, and copying a value into an output.
 
+use super::super::compact::keep_each;
 use super::super::error::KernelError;
 use super::super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
 use super::super::tensor::Element;
@@ -305,12 +306,5 @@ fn compact_iter<T: Copy + Default>(
     if out.len() < flags.len() {
         out.resize(flags.len(), T::default());
     }
-    let mut next = 0;
-    for (value, &flag) in values.zip(flags) {
-        if let Some(place) = out.get_mut(next) {
-            *place = value;
-        }
-        next += usize::from(flag);
-    }
-    next
+    keep_each(values, flags, out.as_mut_slice())
 }
