@@ -157,6 +157,17 @@ struct Worker {
     spread: Spread,
 }
 
+impl Worker {
+    /// A worker that holds no segment yet.
+    fn new(kernel: &FusedKernel) -> Worker {
+        Worker {
+            scratch: Scratch::new(kernel),
+            held: None,
+            spread: Spread::default(),
+        }
+    }
+}
+
 impl Target<'_> {
     fn collect<T: Lane + Pod>(&self) -> Vec<T>
     where
@@ -175,11 +186,7 @@ impl Target<'_> {
             .into_par_iter()
             .with_min_len(MIN_RUNS_PER_PIECE)
             .map_init(
-                || Worker {
-                    scratch: Scratch::new(self.context.kernel),
-                    held: None,
-                    spread: Spread::default(),
-                },
+                || Worker::new(self.context.kernel),
                 |worker, run| {
                     worker.spread.clear();
                     if run + AHEAD < runs {
@@ -204,11 +211,7 @@ impl Target<'_> {
     /// and copying a whole run's array cost more than computing them (about a fifth of a
     /// cache hit of a small compiled function).
     fn alone<T: Lane>(&self) -> Vec<T> {
-        let mut worker = Worker {
-            scratch: Scratch::new(self.context.kernel),
-            held: None,
-            spread: Spread::default(),
-        };
+        let mut worker = Worker::new(self.context.kernel);
         let mut values = vec![T::default(); self.segments.total];
         self.fill(&mut worker, 0, &mut values);
         values

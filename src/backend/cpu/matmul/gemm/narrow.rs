@@ -54,14 +54,21 @@ fn contiguous_rows(matrix: ArrayView2<'_, f32>) -> bool {
     matrix.ncols() <= 1 || matrix.strides()[1] == 1
 }
 
-/// Threads share the work by blocks of `size` along `axis` of `out`.
+/// Threads share the work by blocks of `size` along `axis` of `out`. An interrupt skips
+/// the blocks not yet started.
 fn by_blocks(
     mut out: ArrayViewMut2<'_, f32>,
     axis: Axis,
     size: usize,
     parallel: bool,
+    interrupt: &Interrupt,
     run: impl Fn((usize, ArrayViewMut2<'_, f32>)) + Sync + Send,
 ) {
+    let run = |block| {
+        if !interrupt.requested() {
+            run(block);
+        }
+    };
     let blocks = out.axis_chunks_iter_mut(axis, size).enumerate();
     if parallel {
         blocks.collect::<Vec<_>>().into_par_iter().for_each(run);
@@ -85,47 +92,52 @@ fn few_rows(
     } else {
         BLOCK
     };
-    by_blocks(out, Axis(1), width, parallel, |(index, mut out)| {
-        if interrupt.requested() {
-            return;
-        }
-        let start = index * width;
-        let right = right.slice_axis(Axis(1), Slice::from(start..start + out.ncols()));
-        let mut totals = vec![[0.0f32; BLOCK]; out.nrows()];
-        let steps: Vec<&[f32]> = right
-            .rows()
-            .into_iter()
-            .filter_map(|row| row.to_slice())
-            .collect();
-        for (first, steps) in (0..).step_by(STEPS).zip(steps.chunks(STEPS)) {
-            for (row, totals) in totals.iter_mut().enumerate() {
-                let a = |step: usize| left[[row, first + step]];
-                match <&[&[f32]; STEPS]>::try_from(steps) {
-                    Ok([b0, b1, b2, b3]) => {
-                        let (a0, a1, a2, a3) = (a(0), a(1), a(2), a(3));
-                        let columns = b0.iter().zip(*b1).zip(*b2).zip(*b3);
-                        for (total, (((&x0, &x1), &x2), &x3)) in totals.iter_mut().zip(columns) {
-                            let total_1 = a0.mul_add(x0, *total);
-                            let total_2 = a1.mul_add(x1, total_1);
-                            let total_3 = a2.mul_add(x2, total_2);
-                            *total = a3.mul_add(x3, total_3);
+    by_blocks(
+        out,
+        Axis(1),
+        width,
+        parallel,
+        interrupt,
+        |(index, mut out)| {
+            let start = index * width;
+            let right = right.slice_axis(Axis(1), Slice::from(start..start + out.ncols()));
+            let mut totals = vec![[0.0f32; BLOCK]; out.nrows()];
+            let steps: Vec<&[f32]> = right
+                .rows()
+                .into_iter()
+                .filter_map(|row| row.to_slice())
+                .collect();
+            for (first, steps) in (0..).step_by(STEPS).zip(steps.chunks(STEPS)) {
+                for (row, totals) in totals.iter_mut().enumerate() {
+                    let a = |step: usize| left[[row, first + step]];
+                    match <&[&[f32]; STEPS]>::try_from(steps) {
+                        Ok([b0, b1, b2, b3]) => {
+                            let (a0, a1, a2, a3) = (a(0), a(1), a(2), a(3));
+                            let columns = b0.iter().zip(*b1).zip(*b2).zip(*b3);
+                            for (total, (((&x0, &x1), &x2), &x3)) in totals.iter_mut().zip(columns)
+                            {
+                                let total_1 = a0.mul_add(x0, *total);
+                                let total_2 = a1.mul_add(x1, total_1);
+                                let total_3 = a2.mul_add(x2, total_2);
+                                *total = a3.mul_add(x3, total_3);
+                            }
                         }
-                    }
-                    Err(_) => {
-                        for (step, b) in steps.iter().enumerate() {
-                            let x = a(step);
-                            for (total, &y) in totals.iter_mut().zip(*b) {
-                                *total = x.mul_add(y, *total);
+                        Err(_) => {
+                            for (step, b) in steps.iter().enumerate() {
+                                let x = a(step);
+                                for (total, &y) in totals.iter_mut().zip(*b) {
+                                    *total = x.mul_add(y, *total);
+                                }
                             }
                         }
                     }
                 }
             }
-        }
-        for (totals, mut row) in totals.iter().zip(out.rows_mut()) {
-            row.iter_mut().zip(totals).for_each(|(y, &x)| *y = x);
-        }
-    });
+            for (totals, mut row) in totals.iter().zip(out.rows_mut()) {
+                row.iter_mut().zip(totals).for_each(|(y, &x)| *y = x);
+            }
+        },
+    );
 }
 
 /// `out = left @ right` for one column and contiguous rows of `left`.
@@ -137,18 +149,22 @@ fn one_column(
     interrupt: &Interrupt,
 ) {
     let column = right.column(0).to_vec();
-    by_blocks(out, Axis(0), SIDE_BY_SIDE, parallel, |(index, mut out)| {
-        if interrupt.requested() {
-            return;
-        }
-        let start = index * SIDE_BY_SIDE;
-        let rows = start..start + out.nrows();
-        let left = left.slice_axis(Axis(0), Slice::from(rows));
-        let mut rows = left.rows().into_iter().filter_map(|row| row.to_slice());
-        let rows: [&[f32]; SIDE_BY_SIDE] = std::array::from_fn(|_| rows.next().unwrap_or(&[]));
-        let totals = side_by_side(&rows, &column);
-        out.iter_mut().zip(totals).for_each(|(y, x)| *y = x);
-    });
+    by_blocks(
+        out,
+        Axis(0),
+        SIDE_BY_SIDE,
+        parallel,
+        interrupt,
+        |(index, mut out)| {
+            let start = index * SIDE_BY_SIDE;
+            let rows = start..start + out.nrows();
+            let left = left.slice_axis(Axis(0), Slice::from(rows));
+            let mut rows = left.rows().into_iter().filter_map(|row| row.to_slice());
+            let rows: [&[f32]; SIDE_BY_SIDE] = std::array::from_fn(|_| rows.next().unwrap_or(&[]));
+            let totals = side_by_side(&rows, &column);
+            out.iter_mut().zip(totals).for_each(|(y, x)| *y = x);
+        },
+    );
 }
 
 /// The chains of up to `SIDE_BY_SIDE` rows with `column` (a missing row gives zeros).
