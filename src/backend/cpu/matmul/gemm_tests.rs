@@ -147,7 +147,8 @@ fn narrow_products_and_transposed_outputs_keep_the_chain() {
 fn products_with_few_rows_or_one_column_keep_the_chain_unpacked() {
     // Few rows read B row by row (inner sizes that are not whole groups of steps, more
     // columns than one buffer); one column runs rows of A side by side (a partial last
-    // group); each also through the transpose, with the other operand's layout.
+    // group, steps in whole blocks of 16 and not); each also through the transpose, with the
+    // other operand's layout.
     let shapes = [
         (1, 1, 1),
         (1, 10, 2100),
@@ -155,6 +156,8 @@ fn products_with_few_rows_or_one_column_keep_the_chain_unpacked() {
         (5, 4, 3),
         (37, 11, 1),
         (16, 5, 1),
+        (16, 16, 1),
+        (35, 53, 1),
     ];
     for (rows, inner, columns) in shapes {
         let (left, right) = (matrix(rows, inner, 21), matrix(inner, columns, 22));
