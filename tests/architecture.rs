@@ -112,27 +112,19 @@ fn the_executor_and_the_interpreter_reach_kernels_only_through_the_device_trait(
 
 #[test]
 fn only_the_gpu_backend_imports_wgpu_and_naga() {
-    let users: Vec<String> = rust_files(&src())
-        .into_iter()
-        .filter(|file| !file.starts_with(src().join("backend/gpu")))
-        .filter(|file| {
-            let text = std::fs::read_to_string(file).expect("reading a source file");
-            text.contains("wgpu::") || text.contains("naga::")
-        })
-        .map(|file| file.display().to_string())
-        .collect();
+    let gpu = src().join("backend/gpu");
+    let users = users_outside(&["wgpu::", "naga::"], |file| file.starts_with(&gpu));
     assert_eq!(users, Vec::<String>::new());
 }
 
-/// The source files outside `allowed` whose text contains `needle`.
-fn users_outside(needle: &str, allowed: impl Fn(&Path) -> bool) -> Vec<String> {
+/// The source files outside `allowed` whose text contains any of `needles`.
+fn users_outside(needles: &[&str], allowed: impl Fn(&Path) -> bool) -> Vec<String> {
     rust_files(&src())
         .into_iter()
         .filter(|file| !allowed(file))
         .filter(|file| {
-            std::fs::read_to_string(file)
-                .expect("reading a source file")
-                .contains(needle)
+            let text = std::fs::read_to_string(file).expect("reading a source file");
+            needles.iter().any(|needle| text.contains(needle))
         })
         .map(|file| file.display().to_string())
         .collect()
@@ -140,7 +132,7 @@ fn users_outside(needle: &str, allowed: impl Fn(&Path) -> bool) -> Vec<String> {
 
 #[test]
 fn only_the_renderer_imports_ariadne() {
-    let users = users_outside("ariadne::", |file| file.ends_with("diag/render.rs"));
+    let users = users_outside(&["ariadne::"], |file| file.ends_with("diag/render.rs"));
     assert_eq!(users, Vec::<String>::new());
 }
 
@@ -149,42 +141,27 @@ fn explicit_vector_instructions_are_only_in_the_narrow_products() {
     // `pulp` gives safe AVX-512 shuffles where LLVM builds none from plain code; everything
     // else is plain Rust that the compiler vectorises.
     let narrow = src().join("backend/cpu/matmul/gemm/narrow.rs");
-    let users = users_outside("pulp::", |file| file == narrow);
+    let users = users_outside(&["pulp::"], |file| file == narrow);
     assert_eq!(users, Vec::<String>::new());
 }
 
 #[test]
 fn only_main_exits_the_process() {
-    let exits: Vec<String> = rust_files(&src())
-        .into_iter()
-        .filter(|file| !file.ends_with("main.rs"))
-        .filter(|file| {
-            std::fs::read_to_string(file)
-                .expect("reading a source file")
-                .contains("process::exit")
-        })
-        .map(|file| file.display().to_string())
-        .collect();
+    let exits = users_outside(&["process::exit"], |file| file.ends_with("main.rs"));
     assert_eq!(exits, Vec::<String>::new());
 }
 
 #[test]
 fn only_the_repl_imports_rustyline() {
-    let users = users_outside("rustyline::", |file| file.starts_with(src().join("repl")));
+    let repl = src().join("repl");
+    let users = users_outside(&["rustyline::"], |file| file.starts_with(&repl));
     assert_eq!(users, Vec::<String>::new());
 }
 
 #[test]
 fn only_the_language_server_knows_lsp_types() {
-    let users: Vec<String> = rust_files(&src())
-        .into_iter()
-        .filter(|file| !file.starts_with(src().join("lsp")))
-        .filter(|file| {
-            let text = std::fs::read_to_string(file).expect("reading a source file");
-            text.contains("lsp_types") || text.contains("lsp_server")
-        })
-        .map(|file| file.display().to_string())
-        .collect();
+    let lsp = src().join("lsp");
+    let users = users_outside(&["lsp_types", "lsp_server"], |file| file.starts_with(&lsp));
     assert_eq!(users, Vec::<String>::new());
 }
 
