@@ -20,7 +20,8 @@
 //! then computes one part of C (an even share of whole tiles of rows) through all of them, so
 //! a 1024 x 1024 product costs two fork-joins instead of two per depth block, and no thread
 //! waits at a barrier for another's last row block. The packed span is kept on the calling
-//! thread for its next product, so a product does not zero-fill and fault in a fresh buffer.
+//! thread for its next product, so a product does not zero-fill and fault in a fresh buffer
+//! (parallel products are called on one of rayon's workers, so each worker may keep one).
 //!
 //! Sizes, for the processors this is built for (`target-cpu=native`):
 //! - The tile is two vectors wide: `NR = 32` columns and `MR = 12` rows with AVX-512 (24 of

@@ -176,3 +176,30 @@ fn batched_broadcast_products_are_the_same_bits_on_any_thread_count() {
         assert_same(result, &results[0]);
     }
 }
+
+#[test]
+fn the_callers_interrupt_stops_a_product_run_on_the_thread_pool() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    // Large enough to run on rayon's workers, which do not see the caller's flag.
+    let size = 128;
+    assert!(size * size * size >= PARALLEL_WORK);
+    let floats_in = floats(&[size, size], &vec![1.0; size * size]);
+    let ints_in = ints(&[size, size], &vec![1; size * size]);
+    let computed = matmul(&floats_in, &floats_in).unwrap();
+    assert!(
+        computed
+            .elements()
+            .all(|value| value.as_f64() == size as f64)
+    );
+
+    crate::backend::interrupt::watch(&Arc::new(AtomicBool::new(true)));
+    let stopped = [
+        matmul(&floats_in, &floats_in).unwrap(),
+        matmul(&ints_in, &ints_in).unwrap(),
+    ];
+    crate::backend::interrupt::watch(&Arc::new(AtomicBool::new(false)));
+    for product in stopped {
+        assert!(product.elements().all(|value| value.as_f64() == 0.0));
+    }
+}
