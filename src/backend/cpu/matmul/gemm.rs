@@ -19,9 +19,10 @@
 //! Threads: up to `SPAN` depth blocks of B are packed at once, by all threads, and each thread
 //! then computes one part of C (an even share of whole tiles of rows) through all of them, so
 //! a 1024 x 1024 product costs two fork-joins instead of two per depth block, and no thread
-//! waits at a barrier for another's last row block. The packed span is kept on the calling
-//! thread for its next product, so a product does not zero-fill and fault in a fresh buffer
-//! (parallel products are called on one of rayon's workers, so each worker may keep one).
+//! waits at a barrier for another's last row block. The packed span is kept for the next
+//! product, so a product does not zero-fill and fault in a fresh buffer. A caller that
+//! makes the output itself can pack the first span in the same parallel step
+//! ([`route`], [`pack_ahead`], [`run`]): `matmul` zeroes a new output meanwhile.
 //!
 //! Sizes, for the processors this is built for (`target-cpu=native`):
 //! - The tile is two vectors wide: `NR = 32` columns and `MR = 12` rows with AVX-512 (24 of
@@ -52,8 +53,8 @@
 //! threads (nor on computing `Cᵀ = Bᵀ Aᵀ` instead: `fma` multiplies exactly). `f32::mul_add`
 //! is a fused multiply-add on every target (a library call where the processor has none).
 
-use std::cell::Cell;
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 use ndarray::{ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Slice};
 use rayon::prelude::*;
@@ -90,49 +91,134 @@ type Tile<const R: usize> = [[f32; NR]; R];
 pub(super) fn product(
     left: ArrayView2<'_, f32>,
     right: ArrayView2<'_, f32>,
-    mut out: ArrayViewMut2<'_, f32>,
+    out: ArrayViewMut2<'_, f32>,
     parallel: bool,
     interrupt: &Interrupt,
 ) {
-    let (rows, columns) = out.dim();
-    if rows == 0 || columns == 0 {
-        return;
-    }
-    if left.ncols() == 0 {
-        out.fill(0.0);
-        return;
-    }
-    if narrow::product(left, right, out.view_mut(), parallel, interrupt) {
-        return;
-    }
-    // The same product as `outᵀ = rightᵀ @ leftᵀ`.
-    let (left_t, right_t) = (right.reversed_axes(), left.reversed_axes());
-    if narrow::product(
-        left_t,
-        right_t,
-        out.view_mut().reversed_axes(),
-        parallel,
-        interrupt,
-    ) {
-        return;
-    }
-    // Tiles are wide: a narrow, tall product runs transposed.
-    if columns < NR && rows > columns {
-        return blocked(left_t, right_t, out.reversed_axes(), parallel, interrupt);
-    }
-    blocked(left, right, out, parallel, interrupt);
+    let route = route(left, right);
+    run(route, Packed(None), left, right, out, parallel, interrupt);
 }
 
-/// The packed product, for a non-empty `out` and inner size (see [`product`]).
-fn blocked(
+/// Which kernel a product runs on, known from its operands before its output exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Route {
+    /// No steps: C is all zeros.
+    Empty,
+    /// Unpacked ([`narrow`]), as `left @ right` or as `outᵀ = rightᵀ @ leftᵀ`.
+    Narrow { transposed: bool },
+    /// Packed ([`blocked`]), as `left @ right` or as `outᵀ = rightᵀ @ leftᵀ`.
+    Packed { transposed: bool },
+}
+
+/// The route of `left @ right`.
+pub(super) fn route(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) -> Route {
+    let (rows, columns) = (left.nrows(), right.ncols());
+    if rows == 0 || columns == 0 || left.ncols() == 0 {
+        return Route::Empty;
+    }
+    if narrow::takes(left, right) {
+        return Route::Narrow { transposed: false };
+    }
+    if narrow::takes(right.reversed_axes(), left.reversed_axes()) {
+        return Route::Narrow { transposed: true };
+    }
+    // Tiles are wide: a narrow, tall product runs transposed.
+    Route::Packed {
+        transposed: columns < NR && rows > columns,
+    }
+}
+
+/// B's first span, packed before the product runs (`None`: the product packs it).
+pub(super) struct Packed(Option<Vec<f32>>);
+
+/// Packs B's first span for a product on `route`, so that packing can run in the same
+/// parallel step as other work (zeroing the output) instead of in one of its own.
+pub(super) fn pack_ahead(
+    left: ArrayView2<'_, f32>,
+    right: ArrayView2<'_, f32>,
+    route: Route,
+    parallel: bool,
+) -> Packed {
+    let Route::Packed { transposed } = route else {
+        return Packed(None);
+    };
+    let right = if transposed {
+        left.reversed_axes()
+    } else {
+        right
+    };
+    let mut packed = kept_span();
+    pack_right(first_span(right), &mut packed, parallel);
+    Packed(Some(packed))
+}
+
+/// `out = left @ right` on `route` (from [`route`] for these operands), with B's first span
+/// packed already when `packed` holds it.
+pub(super) fn run(
+    route: Route,
+    packed: Packed,
     left: ArrayView2<'_, f32>,
     right: ArrayView2<'_, f32>,
     mut out: ArrayViewMut2<'_, f32>,
     parallel: bool,
     interrupt: &Interrupt,
 ) {
+    let (left_t, right_t) = (right.reversed_axes(), left.reversed_axes());
+    let done = match route {
+        Route::Empty => {
+            out.fill(0.0);
+            true
+        }
+        Route::Narrow { transposed: false } => {
+            narrow::product(left, right, out.view_mut(), parallel, interrupt)
+        }
+        Route::Narrow { transposed: true } => narrow::product(
+            left_t,
+            right_t,
+            out.view_mut().reversed_axes(),
+            parallel,
+            interrupt,
+        ),
+        Route::Packed { transposed: false } => {
+            blocked(left, right, out.view_mut(), packed, parallel, interrupt);
+            true
+        }
+        Route::Packed { transposed: true } => {
+            let out = out.view_mut().reversed_axes();
+            blocked(left_t, right_t, out, packed, parallel, interrupt);
+            true
+        }
+    };
+    // A route that does not fit its operands (never taken): the packed product fits all.
+    if !done {
+        blocked(left, right, out, Packed(None), parallel, interrupt);
+    }
+}
+
+/// The first block of columns and first span of depth blocks of `right`: what [`blocked`]
+/// packs first.
+fn first_span(right: ArrayView2<'_, f32>) -> ArrayView2<'_, f32> {
     let (depth, columns) = right.dim();
-    let mut packed_right = PACKED_RIGHT.take();
+    let columns = blocks(columns, NC).next().unwrap_or_default();
+    let steps = blocks(depth, SPAN * KC).next().unwrap_or_default();
+    right.slice_move(ndarray::s![steps, columns])
+}
+
+/// The packed product, for a non-empty `out` and inner size (see [`product`]); `packed` may
+/// hold B's first span ([`pack_ahead`]).
+fn blocked(
+    left: ArrayView2<'_, f32>,
+    right: ArrayView2<'_, f32>,
+    mut out: ArrayViewMut2<'_, f32>,
+    packed: Packed,
+    parallel: bool,
+    interrupt: &Interrupt,
+) {
+    let (depth, columns) = right.dim();
+    let (mut packed_right, mut packed_first) = match packed.0 {
+        Some(packed) => (packed, true),
+        None => (kept_span(), false),
+    };
     for column_block in blocks(columns, NC) {
         let right = right.slice_axis(Axis(1), Slice::from(column_block.clone()));
         let mut out = out.slice_axis_mut(Axis(1), Slice::from(column_block));
@@ -141,11 +227,14 @@ fn blocked(
                 return;
             }
             let range = Slice::from(steps.clone());
-            pack_right(
-                right.slice_axis(Axis(0), range),
-                &mut packed_right,
-                parallel,
-            );
+            // The first span of the first column block may have been packed ahead.
+            if !std::mem::take(&mut packed_first) {
+                pack_right(
+                    right.slice_axis(Axis(0), range),
+                    &mut packed_right,
+                    parallel,
+                );
+            }
             let span = Span {
                 left: left.slice_axis(Axis(1), range),
                 packed_right: &packed_right,
@@ -164,15 +253,28 @@ fn blocked(
             }
         }
     }
-    PACKED_RIGHT.set(packed_right);
+    keep_span(packed_right);
 }
 
-thread_local! {
-    /// The packed span of B, kept for the thread's next product (at most `SPAN * KC * NC`
-    /// values, 4 MiB): a fresh buffer costs a zero fill and page faults, about a twentieth of
-    /// a 1024 x 1024 product. A product that runs while another is packing on the same thread
-    /// (a task picked up while waiting) finds it taken and starts an empty one.
-    static PACKED_RIGHT: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+/// The packed span of B, kept for the next product (at most `SPAN * KC * NC` values, 4 MiB):
+/// a fresh buffer costs a zero fill and page faults, about a twentieth of a 1024 x 1024
+/// product. Kept for the process rather than per thread, since the product and the packing
+/// ahead of it may run on different threads of the pool. Products that run at the same time
+/// find it taken and start an empty one; the largest buffer given back is kept.
+static PACKED_RIGHT: Mutex<Vec<f32>> = Mutex::new(Vec::new());
+
+/// The kept packed span (empty if another product holds it).
+fn kept_span() -> Vec<f32> {
+    let mut kept = PACKED_RIGHT.lock().unwrap_or_else(PoisonError::into_inner);
+    std::mem::take(&mut *kept)
+}
+
+/// Keeps `packed` for the next product, unless a larger buffer is kept already.
+fn keep_span(packed: Vec<f32>) {
+    let mut kept = PACKED_RIGHT.lock().unwrap_or_else(PoisonError::into_inner);
+    if packed.capacity() >= kept.capacity() {
+        *kept = packed;
+    }
 }
 
 /// A part of C that one task computes: its first row and first panel of B, and its view.

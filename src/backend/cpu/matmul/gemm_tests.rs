@@ -5,7 +5,7 @@ use ndarray::{Array2, ArrayView2, Axis, Slice};
 use proptest::prelude::*;
 
 use super::narrow::FEW_ROWS;
-use super::{KC, MC, MR, NC, NR, SPAN, parts, product};
+use super::{KC, MC, MR, NC, NR, Route, SPAN, pack_ahead, parts, product, route, run};
 use crate::backend::interrupt::Interrupt;
 
 /// The chain the kernel promises: `fma(a[i][p], b[p][j], ..)` for `p` in order from `+0.0`.
@@ -207,6 +207,66 @@ fn results_are_the_same_bits_for_any_thread_count() {
                 .zip(&expected)
                 .all(|(x, y)| x.to_bits() == y.to_bits());
             assert!(same, "{rows}x{inner}x{columns} on {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn products_with_b_packed_ahead_match_the_reference_on_every_route() {
+    let column_major = |rows: usize, columns: usize, seed| {
+        let transposed = matrix(columns, rows, seed);
+        transposed.reversed_axes()
+    };
+    let cases = [
+        (matrix(5, 0, 1), matrix(0, 7, 2), Route::Empty),
+        (
+            matrix(3, 37, 3),
+            matrix(37, 70, 4),
+            Route::Narrow { transposed: false },
+        ),
+        (
+            column_major(70, 37, 5),
+            column_major(37, 3, 6),
+            Route::Narrow { transposed: true },
+        ),
+        (
+            matrix(100, 50, 7),
+            matrix(50, 20, 8),
+            Route::Packed { transposed: true },
+        ),
+        // Two spans of depth blocks and two blocks of columns: only the first span of the
+        // first column block is packed ahead.
+        (
+            matrix(MR + 1, SPAN * KC + 76, 9),
+            matrix(SPAN * KC + 76, NC + 6, 10),
+            Route::Packed { transposed: false },
+        ),
+    ];
+    for (left, right, expected_route) in cases {
+        let (left, right) = (left.view(), right.view());
+        assert_eq!(route(left, right), expected_route);
+        let expected = reference(left, right);
+        for (threads, parallel) in [(1, false), (2, true), (3, true)] {
+            let result = threaded(threads, || {
+                let mut out = Array2::from_elem((left.nrows(), right.ncols()), f32::NAN);
+                let packed = pack_ahead(left, right, expected_route, parallel);
+                let interrupt = Interrupt::default();
+                run(
+                    expected_route,
+                    packed,
+                    left,
+                    right,
+                    out.view_mut(),
+                    parallel,
+                    &interrupt,
+                );
+                out
+            });
+            let same = result
+                .iter()
+                .zip(&expected)
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "{expected_route:?} on {threads} threads");
         }
     }
 }

@@ -33,7 +33,20 @@ const STEPS: usize = 4;
 /// Rows of A that advance side by side in a product with one column.
 const SIDE_BY_SIDE: usize = 16;
 
-/// Runs `out = left @ right` here when it is narrow enough, else returns false.
+/// Whether `left @ right` is narrow enough to run here.
+pub(super) fn takes(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) -> bool {
+    few_rows_fit(left, right) || one_column_fits(left, right)
+}
+
+fn few_rows_fit(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) -> bool {
+    left.nrows() <= FEW_ROWS && contiguous_rows(right)
+}
+
+fn one_column_fits(left: ArrayView2<'_, f32>, right: ArrayView2<'_, f32>) -> bool {
+    right.ncols() == 1 && contiguous_rows(left)
+}
+
+/// Runs `out = left @ right` here when it is narrow enough ([`takes`]), else returns false.
 pub(super) fn product(
     left: ArrayView2<'_, f32>,
     right: ArrayView2<'_, f32>,
@@ -41,12 +54,11 @@ pub(super) fn product(
     parallel: bool,
     interrupt: &Interrupt,
 ) -> bool {
-    let (rows, columns) = out.dim();
-    if rows <= FEW_ROWS && contiguous_rows(right) {
+    if few_rows_fit(left, right) {
         few_rows(left, right, out, parallel, interrupt);
         return true;
     }
-    if columns == 1 && contiguous_rows(left) {
+    if one_column_fits(left, right) {
         one_column(left, right, out, parallel, interrupt);
         return true;
     }
