@@ -169,6 +169,15 @@ fn products_with_few_rows_or_one_column_keep_the_chain_unpacked() {
     }
 }
 
+/// Whether two results hold the same bits, element by element.
+fn same_bits(result: &Array2<f32>, expected: &Array2<f32>) -> bool {
+    result.shape() == expected.shape()
+        && result
+            .iter()
+            .zip(expected)
+            .all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 fn threaded_pool(threads: usize) -> rayon::ThreadPool {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build();
     pool.expect("a thread pool")
@@ -202,10 +211,7 @@ fn results_are_the_same_bits_for_any_thread_count() {
                 );
                 out
             });
-            let same = result
-                .iter()
-                .zip(&expected)
-                .all(|(x, y)| x.to_bits() == y.to_bits());
+            let same = same_bits(&result, &expected);
             assert!(same, "{rows}x{inner}x{columns} on {threads} threads");
         }
     }
@@ -262,10 +268,7 @@ fn products_with_b_packed_ahead_match_the_reference_on_every_route() {
                 );
                 out
             });
-            let same = result
-                .iter()
-                .zip(&expected)
-                .all(|(x, y)| x.to_bits() == y.to_bits());
+            let same = same_bits(&result, &expected);
             assert!(same, "{expected_route:?} on {threads} threads");
         }
     }
