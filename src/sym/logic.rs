@@ -259,9 +259,10 @@ impl ShapeEnv {
         Ok(self.make_compare(relation, form, bound))
     }
 
-    /// `form <relation> bound` for a bound outside `i64`: decided when the form is a single
-    /// atom (its value is an `i64`) or its range has a finite end on that side; an overflow
-    /// otherwise, since a sum of several terms may itself leave `i64`.
+    /// `form <relation> bound` for a bound outside `i64`: decided when the bound lies beyond
+    /// the values a single atom can take ([`atom_values`]) or the form's range has a finite
+    /// end on that side; an overflow otherwise, since a sum of several terms may itself leave
+    /// `i64`.
     fn compare_beyond(
         &mut self,
         relation: Relation,
@@ -269,8 +270,9 @@ impl ShapeEnv {
         bound: i128,
     ) -> Result<ExprId, SymError> {
         let range = self.range(form);
-        let atom = !matches!(self.arena.node(form), Node::Sum { .. });
-        let bounded = atom
+        let beyond_atom = atom_values(self.arena.node(form))
+            .is_some_and(|(floor, ceiling)| bound < floor || ceiling < bound);
+        let bounded = beyond_atom
             || if bound > 0 {
                 range.finite_hi().is_some()
             } else {
@@ -405,13 +407,10 @@ impl FormGroup {
 
     /// Pushes the merged comparisons; false when they contradict each other.
     fn emit(mut self, env: &mut ShapeEnv, out: &mut Vec<ExprId>) -> bool {
-        // A single atom is an `i64` value; a sum of several terms may leave `i64`.
-        let atom = !matches!(env.arena.node(self.form), Node::Sum { .. });
-        let (floor, ceiling) = if atom {
-            (i128::from(i64::MIN), i128::from(i64::MAX))
-        } else {
-            (i128::MIN, i128::MAX)
-        };
+        // A comparison that no value of a single atom can fail is left out; a sum of several
+        // terms may leave `i64`.
+        let (floor, ceiling) =
+            atom_values(env.arena.node(self.form)).unwrap_or((i128::MIN, i128::MAX));
         self.lo = self.lo.max(floor);
         self.hi = self.hi.min(ceiling);
         while self.lo <= self.hi && self.excluded.contains(&self.lo) {
@@ -460,6 +459,19 @@ impl FormGroup {
             }
         }
         true
+    }
+}
+
+/// The values a single atom can take: an `i64`, except that a product may be 2^63. A
+/// product's sign and constant factor live in the sum around it, so `(-x) ** 21`, whose value
+/// may be `i64::MIN`, is `-1 * x ** 21` with `x ** 21` equal to 2^63. `None` for a sum, which
+/// may leave `i64` further.
+fn atom_values(node: &Node) -> Option<(i128, i128)> {
+    let (floor, ceiling) = (i128::from(i64::MIN), i128::from(i64::MAX));
+    match node {
+        Node::Sum { .. } => None,
+        Node::Product(_) => Some((floor, ceiling + 1)),
+        _ => Some((floor, ceiling)),
     }
 }
 
