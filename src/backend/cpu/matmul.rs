@@ -180,9 +180,8 @@ fn multiply<T: Element>(
     let (left, right) = (left.view(), right.view());
     let left = broadcast_view(&left, &shape([plan.rows, plan.inner]))?;
     let right = broadcast_view(&right, &shape([plan.inner, plan.columns]))?;
-    let out_shape = (plan.batch_count(), plan.rows, plan.columns);
-    if out_shape.0 * out_shape.1 * out_shape.2 == 0 || plan.inner == 0 {
-        return Ok(Tensor::from(Array3::<T>::default(out_shape).into_dyn()));
+    if plan.batch_count() * plan.rows * plan.columns == 0 || plan.inner == 0 {
+        return Ok(Tensor::from(zeros::<T>(plan)?.into_dyn()));
     }
     let operands = Operands {
         lefts: matrices(left, plan.batch.len())?,
