@@ -385,15 +385,24 @@ impl Interpreter {
     /// eager code reports it for the same value (a tensor, or a host number).
     fn require_one_bool(&mut self, value: &Value, tensor: &TensorValue, span: Span) -> Result<()> {
         let message = match value {
-            Value::Tensor(_) => format!(
-                "`check` needs a bool or a one-element bool tensor, got a tensor {}",
-                tensor.meta()
-            ),
+            Value::Tensor(_) => super::tensor::not_one_bool_message("`check`", tensor),
             other => format!("`check` needs a bool condition, got {}", other.kind()),
         };
         if tensor.dtype() != DType::Bool {
             return Err(error(Code::TypeError, span, message).into());
         }
+        self.require_one_element(tensor, &message, span)
+    }
+
+    /// While tracing: `tensor` must hold one element, or the type error `message` is raised:
+    /// while tracing when its element count is known or decided by a guard, else when the
+    /// graph runs, by a device assert placed here.
+    pub(in crate::eval) fn require_one_element(
+        &mut self,
+        tensor: &TensorValue,
+        message: &str,
+        span: Span,
+    ) -> Result<()> {
         let dims = tensor.dims();
         let count = self
             .with_sizes(span, |sizes| crate::graph::shape::numel(sizes, &dims))
@@ -407,7 +416,7 @@ impl Interpreter {
                     .env()
                     .compare(Cmp::Eq, count, one)
                     .map_err(|failure| error(Code::ValueError, span, failure.to_string()))?;
-                self.trace_requirement(cond, Code::TypeError, &message, span)
+                self.trace_requirement(cond, Code::TypeError, message, span)
             }
         }
     }

@@ -173,16 +173,11 @@ impl Interpreter {
         };
         match data.to_scalar() {
             Some(Scalar::Bool(value)) if tensor.dtype() == crate::dtype::DType::Bool => Ok(value),
-            _ => Err(error(
-                Code::TypeError,
-                span,
-                format!(
-                    "{context} needs a bool or a one-element bool tensor, got a tensor {}",
-                    tensor.meta()
-                ),
-            )
-            .with_help("reduce it first, e.g. all(x > 0) or any(mask)")
-            .into()),
+            _ => Err(
+                error(Code::TypeError, span, not_one_bool_message(context, tensor))
+                    .with_help("reduce it first, e.g. all(x > 0) or any(mask)")
+                    .into(),
+            ),
         }
     }
 
@@ -294,6 +289,15 @@ fn agrees(predicted: &[Meta], outputs: &[backend::Tensor]) -> bool {
                     .zip(tensor.shape())
                     .all(|(dim, size)| *dim == UNKNOWN || dim.known() == Some(*size as i64))
         })
+}
+
+/// The type error of a condition (`if`, `check`, `cond()`) given a tensor that is not one
+/// `bool` element; `context` names the statement or function.
+pub(super) fn not_one_bool_message(context: &str, tensor: &TensorValue) -> String {
+    format!(
+        "{context} needs a bool or a one-element bool tensor, got a tensor {}",
+        tensor.meta()
+    )
 }
 
 pub(super) fn rule_error(rule: RuleError, span: Span) -> Box<Diagnostic> {

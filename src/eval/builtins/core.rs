@@ -8,7 +8,7 @@ use super::math::{elementwise_pair, reduce_over, reduction};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
 use crate::eval::args::{CallArgs, Positional};
-use crate::eval::tensor::Operand;
+use crate::eval::tensor::{Operand, not_one_bool_message};
 use crate::eval::trace::Ask;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, error, limits};
@@ -417,6 +417,9 @@ pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
             return Err(not_a_condition(&predicate, args.span(0), "cond()"));
         }
         Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
+            // Eager code refuses a bool tensor of another size than one before branching.
+            let message = not_one_bool_message("cond()", tensor);
+            interpreter.require_one_element(tensor, &message, args.span(0))?;
             let tracer = interpreter
                 .tracer
                 .as_mut()
@@ -442,15 +445,10 @@ pub fn cond(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 /// one-element bool tensor, or a host number that is not a bool.
 fn not_a_condition(value: &Value, span: crate::source::Span, context: &str) -> Box<Diagnostic> {
     match value {
-        Value::Tensor(tensor) => Diagnostic::error(
-            Code::TypeError,
-            span,
-            format!(
-                "{context} needs a bool or a one-element bool tensor, got a tensor {}",
-                tensor.meta()
-            ),
-        )
-        .with_help("reduce it first, e.g. all(x > 0) or any(mask)"),
+        Value::Tensor(tensor) => {
+            Diagnostic::error(Code::TypeError, span, not_one_bool_message(context, tensor))
+                .with_help("reduce it first, e.g. all(x > 0) or any(mask)")
+        }
         other => Diagnostic::error(
             Code::TypeError,
             span,

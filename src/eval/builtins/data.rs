@@ -3,7 +3,7 @@
 
 use super::on_tensor;
 use crate::diag::{Code, Diagnostic, Result};
-use crate::dtype::Scalar;
+use crate::dtype::{DType, Scalar};
 use crate::eval::Interpreter;
 use crate::eval::args::CallArgs;
 use crate::eval::limits;
@@ -119,6 +119,17 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
         Value::Int(count) => {
             TensorValue::new(crate::backend::host::Tensor::scalar(Scalar::Int(*count)))
         }
+        // While tracing: a count read from data (`item()`), or arithmetic on one, becomes a
+        // one-element tensor of the graph, which the kernel checks as it checks any count.
+        Value::SymInt(count) => {
+            let op = Op::Full {
+                shape: Vec::new(),
+                dtype: DType::I64,
+            };
+            let scalar = interpreter.apply(op, vec![Operand::SymInt(*count)], args.span(1))?;
+            scalar[0].clone()
+        }
+        Value::RuntimeScalar(count) if count.dtype() == DType::I64 => count.clone(),
         other => return Err(args.wrong(1, "an int or an i64 tensor", other)),
     };
     let dim = match args.get(2) {
