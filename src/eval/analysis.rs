@@ -42,7 +42,7 @@ impl Interpreter {
     /// Binds the definitions of the main program `file` without running its statements,
     /// reporting each one that fails (a bad decorator, an unknown module) and going on.
     pub fn define_main(&mut self, file: FileId, program: &Program) -> Rc<Module> {
-        let module = Rc::new(Module::new("<main>".to_string(), None, file));
+        let module = self.adopt(Module::new("<main>".to_string(), None, file));
         self.define_each(&module, &program.items);
         module
     }
@@ -63,7 +63,7 @@ impl Interpreter {
         }
         let mut module = Module::new(key.to_string(), Some(alias.to_string()), file);
         module.used_at = Some(decl.span);
-        let module = Rc::new(module);
+        let module = self.adopt(module);
         self.loading.push(key.to_string());
         self.define_each(&module, &parsed.program.items);
         self.loading.pop();

@@ -133,7 +133,7 @@ impl Interpreter {
         }
         let mut module = Module::new(key.to_string(), Some(alias.to_string()), file);
         module.used_at = Some(decl.span);
-        let module = Rc::new(module);
+        let module = self.adopt(module);
         self.loading.push(key.to_string());
         let result = self.run_module(&module, &parsed.program);
         self.loading.pop();

@@ -119,7 +119,7 @@ impl Interpreter {
         let Some((file, program)) = self.begin_cell(&name, Some(path), text) else {
             return Evaluated::Failed;
         };
-        let loaded = Rc::new(Module::new(name, None, file));
+        let loaded = self.adopt(Module::new(name, None, file));
         let result = self
             .shielded(|this| this.run_in_module(&loaded, &program, None))
             .and_then(|result| result);
@@ -273,7 +273,7 @@ impl Interpreter {
             return session.clone();
         }
         let file = self.sources.add("<repl>", None, String::new());
-        let session = Rc::new(Module::new("<session>".to_string(), None, file));
+        let session = self.adopt(Module::new("<session>".to_string(), None, file));
         self.session = Some(session.clone());
         session
     }
@@ -403,6 +403,29 @@ mod tests {
             Evaluated::Failed => Some("failed".to_string()),
             Evaluated::Interrupted => Some("interrupted".to_string()),
         }
+    }
+
+    #[test]
+    fn dropping_the_interpreter_frees_the_modules_it_made() {
+        // Functions point back at their module, so only the interpreter's drop frees them;
+        // an editor makes an interpreter per change and would otherwise leak each one.
+        let text = "@compile\nfn f(x: f32[n]) { return x * 2.0 }\n\
+                    fn g(x) { return f(x) + 1.0 }\nlet y = g(ones(3))\n";
+        let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
+        let status = interpreter.run_source("main.tsl", None, text.to_string());
+        assert_eq!(status, crate::eval::Status::Ok);
+        assert_eq!(
+            value_of(&mut interpreter, "fn h() { return 1 }\nh()"),
+            Some("1".into())
+        );
+        let made = interpreter.made.clone();
+        // The main script's module and the cells' module, each held only by its functions.
+        assert_eq!(
+            made.iter().filter(|made| made.strong_count() > 0).count(),
+            2
+        );
+        drop(interpreter);
+        assert!(made.iter().all(|made| made.upgrade().is_none()));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //!
 //! `TSL_FUZZ_CASES` and `TSL_FUZZ_CHILDREN` set the number of cases of each kind,
 //! `TSL_FUZZ_SEED` the campaign (cases are reproducible from seed and index),
+//! `TSL_FUZZ_FIRST` the index of the first case (to run part of a campaign again),
 //! `TSL_FUZZ_WORKERS` the threads, `TSL_FUZZ_TIME` the seconds one run may take,
 //! `TSL_FUZZ_MEMORY_MB` the address-space limit of a child, and `TSL_FUZZ_OUT` a directory
 //! that receives every failing case with its problems. Every failure a campaign finds
@@ -43,6 +44,7 @@ struct Settings {
     cases: usize,
     children: usize,
     seed: u64,
+    first: usize,
     workers: usize,
     time: Duration,
     memory_kib: u64,
@@ -61,6 +63,7 @@ impl Settings {
             cases: number("TSL_FUZZ_CASES", 1500) as usize,
             children: number("TSL_FUZZ_CHILDREN", 40) as usize,
             seed: number("TSL_FUZZ_SEED", 0),
+            first: number("TSL_FUZZ_FIRST", 0) as usize,
             workers: number("TSL_FUZZ_WORKERS", 2).max(1) as usize,
             time: Duration::from_secs(number("TSL_FUZZ_TIME", 20)),
             memory_kib: number("TSL_FUZZ_MEMORY_MB", 3072) * 1024,
@@ -174,7 +177,8 @@ fn campaign(
                 .spawn_scoped(scope, move || {
                     // Each worker has its own copy: cases save and load files.
                     let workspace = workspace(&format!("{name}-{worker}"));
-                    for index in (worker..count).step_by(settings.workers) {
+                    let indices = settings.first + worker..settings.first + count;
+                    for index in indices.step_by(settings.workers) {
                         if failures.lock().map_or(true, |found| found.len() >= 10) {
                             break;
                         }
