@@ -371,14 +371,7 @@ impl Interpreter {
         let Some(program) = self.parse_reporting(file) else {
             return Status::Failed;
         };
-        let module = match &self.session {
-            Some(session) => session.clone(),
-            None => {
-                let session = self.adopt(Module::new("<session>".to_string(), None, file));
-                self.session = Some(session.clone());
-                session
-            }
-        };
+        let module = self.session_module();
         match self.run_module(&module, &program) {
             Ok(()) => Status::Ok,
             Err(diagnostic) => {

@@ -268,7 +268,7 @@ impl Interpreter {
     }
 
     /// The module cells share, created on first use.
-    fn session_module(&mut self) -> Rc<Module> {
+    pub(super) fn session_module(&mut self) -> Rc<Module> {
         if let Some(session) = &self.session {
             return session.clone();
         }

@@ -156,12 +156,8 @@ pub fn float(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     }
     match args.required(0)? {
         Value::SymInt(expr) => {
-            let op = Op::Full {
-                shape: Vec::new(),
-                dtype: crate::dtype::DType::F32,
-            };
-            let scalar = interpreter.apply(op, vec![Operand::SymInt(*expr)], args.span)?;
-            Ok(Value::RuntimeScalar(scalar[0].clone()))
+            let scalar = sym_int_tensor(interpreter, *expr, DType::F32, args.span)?;
+            Ok(Value::RuntimeScalar(scalar))
         }
         Value::RuntimeScalar(tensor) => {
             let op = Op::Cast(crate::dtype::DType::F32);
@@ -465,6 +461,21 @@ pub fn mark_dynamic(interpreter: &mut Interpreter, args: CallArgs) -> Result<Val
     let dim = args.dim(interpreter, 1, tensor.ndim())?;
     tensor.mark_dynamic(dim);
     Ok(Value::None)
+}
+
+/// While tracing: a 0-d tensor of `dtype` holding the symbolic int `expr`, a node of the graph.
+pub fn sym_int_tensor(
+    interpreter: &mut Interpreter,
+    expr: crate::sym::ExprId,
+    dtype: DType,
+    span: crate::source::Span,
+) -> Result<crate::eval::value::TensorValue> {
+    let op = Op::Full {
+        shape: Vec::new(),
+        dtype,
+    };
+    let mut scalar = interpreter.apply(op, vec![Operand::SymInt(expr)], span)?;
+    Ok(scalar.swap_remove(0))
 }
 
 /// An operand for a tensor operation from a tensor or host value (symbolic ones included).

@@ -122,12 +122,7 @@ pub fn repeat_interleave(interpreter: &mut Interpreter, args: CallArgs) -> Resul
         // While tracing: a count read from data (`item()`), or arithmetic on one, becomes a
         // one-element tensor of the graph, which the kernel checks as it checks any count.
         Value::SymInt(count) => {
-            let op = Op::Full {
-                shape: Vec::new(),
-                dtype: DType::I64,
-            };
-            let scalar = interpreter.apply(op, vec![Operand::SymInt(*count)], args.span(1))?;
-            scalar[0].clone()
+            super::core::sym_int_tensor(interpreter, *count, DType::I64, args.span(1))?
         }
         Value::RuntimeScalar(count) if count.dtype() == DType::I64 => count.clone(),
         other => return Err(args.wrong(1, "an int or an i64 tensor", other)),
