@@ -174,16 +174,27 @@ impl Interpreter {
         {
             return Ok(Value::Bool(value));
         }
+        let mark = match (&left, &self.tracer) {
+            (Value::SymBool(_), Some(tracer)) => Some(tracer.mark()),
+            _ => None,
+        };
         let right = self
             .eval(b)
             .and_then(|right| self.logical_operand(&right, b.span, word).map(|()| right));
         let right = match (&left, right) {
             (Value::SymBool(cond), Err(problem)) => {
                 // Eager code looks at `b` only when `a` does not decide, so whether `b` fails
-                // depends on `a`: decide it, as an `if` would.
-                let value = self.decide(*cond, a.span, Ask::Normal)?;
-                if value == is_or {
-                    return Ok(Value::Bool(value));
+                // depends on `a`: decide it, as an `if` would. Where eager code would not
+                // have evaluated `b`, what tracing it recorded (an operation that fails on
+                // data, a print) is forgotten.
+                let decided = self.decide(*cond, a.span, Ask::Normal);
+                if !matches!(decided, Ok(value) if value != is_or)
+                    && let (Some(mark), Some(tracer)) = (mark, self.tracer.as_mut())
+                {
+                    tracer.rewind(mark);
+                }
+                if decided? == is_or {
+                    return Ok(Value::Bool(is_or));
                 }
                 return Err(problem);
             }

@@ -72,6 +72,13 @@ pub struct Tracer {
     pub recording: Option<Recording>,
 }
 
+/// A point of a trace (see [`Tracer::mark`]).
+pub struct Mark {
+    nodes: usize,
+    asserts: usize,
+    items: HashMap<ValueRef, Value>,
+}
+
 impl Tracer {
     pub fn new(name: &str, hintless: bool) -> Tracer {
         Tracer {
@@ -237,6 +244,31 @@ impl Tracer {
         let id = self.graph.push(node);
         self.recorded.insert(key, id);
         id
+    }
+
+    /// Where the trace stands now, to [`Tracer::rewind`] to.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            nodes: self.graph.nodes.len(),
+            asserts: self.graph.env.runtime_asserts().len(),
+            items: self.items.clone(),
+        }
+    }
+
+    /// Forgets what was recorded since `mark`, as if the code traced since had not run (the
+    /// right operand of `and`/`or`, which eager code did not evaluate). Refused, returning
+    /// false, when that code taught the environment a runtime assert, a fact that cannot be
+    /// taken back. Guards it added stay: they hold for these inputs and only make the cache
+    /// entry more specific.
+    pub fn rewind(&mut self, mark: Mark) -> bool {
+        if self.graph.env.runtime_asserts().len() != mark.asserts {
+            return false;
+        }
+        self.graph.nodes.truncate(mark.nodes);
+        self.recorded.retain(|_, id| id.index() < mark.nodes);
+        self.items = mark.items;
+        self.pending_fresh.clear();
+        true
     }
 
     pub fn memoised_item(&self, value: ValueRef) -> Option<Value> {
