@@ -25,12 +25,12 @@ fn asserts(graph: &Graph) -> Vec<String> {
             }
             NodeKind::DeviceAssert {
                 message,
-                scalar,
+                code,
                 located,
             } => {
                 let names = located.as_ref().map(|located| located.names.join(", "));
                 found.push(format!(
-                    "device_assert {scalar} {} {names:?}",
+                    "device_assert {code} {} {names:?}",
                     text(&message.0)
                 ));
             }

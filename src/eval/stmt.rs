@@ -1,7 +1,7 @@
 //! Statements: bindings, control flow, and `check`/`check_size` evaluated at once.
 
 use super::args::{CallArgs, Positional};
-use super::trace::Ask;
+use super::trace::{Ask, CheckMessage};
 use super::value::{TensorValue, Value};
 use super::{Interpreter, error};
 use crate::diag::{Code, Result};
@@ -230,10 +230,10 @@ impl Interpreter {
             Value::SymBool(cond) => return self.trace_check(*cond, &message_of, span),
             Value::Tensor(tensor) | Value::RuntimeScalar(tensor) if tensor.is_fake() => {
                 self.require_one_bool(&value, tensor, condition.span)?;
-                let template = message_of(self)?;
+                let message = message_of(self)?;
                 let scalar = matches!(value, Value::RuntimeScalar(_));
                 let located = predicate.as_ref().filter(|_| !scalar);
-                self.trace_device_check(tensor, template, scalar, span, located);
+                self.trace_device_check(tensor, message, scalar, span, located);
                 return Ok(());
             }
             Value::Tensor(tensor) => (
@@ -253,8 +253,8 @@ impl Interpreter {
             return Ok(());
         }
         if self.tracer.is_some() && code == Code::CheckFailed {
-            let template = message_of(self)?;
-            return Err(self.refuted_check(template, span));
+            let message = message_of(self)?;
+            return Err(self.refuted_check(message, span));
         }
         let text = match message {
             Some(message) => self.eval(message)?.to_string(),
@@ -367,17 +367,39 @@ impl Interpreter {
         crate::backend::host::first_failure(&host, &subjects)
     }
 
-    /// The message of a failing check, as a template formatted when the check fails.
-    fn check_message(&mut self, condition: &Expr, message: Option<&Expr>) -> Result<Template> {
-        match message {
-            Some(message) => {
-                let value = self.eval(message)?;
-                Ok(self.template_of(std::slice::from_ref(&value), message.span))
-            }
-            None => Ok(Template::text(format!(
+    /// While tracing, what a check reports when it fails: its message, as a template
+    /// formatted then, or the error building the message raised. Eager code builds the
+    /// message only when the check fails, so such an error is the check's failure, and what
+    /// tracing the message recorded is forgotten. An error of tracing itself (a question on
+    /// data) is raised at once.
+    fn check_message(&mut self, condition: &Expr, message: Option<&Expr>) -> Result<CheckMessage> {
+        let Some(message) = message else {
+            return Ok(CheckMessage::Text(Template::text(format!(
                 "check failed: {}",
                 self.sources.snippet(condition.span)
-            ))),
+            ))));
+        };
+        let mark = self.tracer.as_ref().map(|tracer| tracer.mark());
+        match self.eval(message) {
+            Ok(value) => Ok(CheckMessage::Text(
+                self.template_of(std::slice::from_ref(&value), message.span),
+            )),
+            Err(error)
+                if matches!(
+                    error.code,
+                    Code::NameError
+                        | Code::TypeError
+                        | Code::ShapeError
+                        | Code::ValueError
+                        | Code::CheckFailed
+                ) =>
+            {
+                if let (Some(mark), Some(tracer)) = (mark, self.tracer.as_mut()) {
+                    tracer.rewind(mark);
+                }
+                Ok(CheckMessage::Fails(error))
+            }
+            Err(error) => Err(error),
         }
     }
 

@@ -154,12 +154,14 @@ pub enum NodeKind {
         message: Template,
         code: Code,
     },
-    /// A `check` on tensor data: argument 0 is a one-element `bool` tensor. `scalar` marks
-    /// a condition that was a host value in the user's code (`check x.sum().item() > 0.0`),
-    /// which fails with `check-failed` as it does eagerly, not `device-check-failed`.
+    /// A `check` on tensor data: argument 0 is a one-element `bool` tensor. A failure
+    /// reports `code` with the message: `device-check-failed`; `check-failed` for a
+    /// condition that was a host value in the user's code (`check x.sum().item() > 0.0`), as
+    /// eagerly; or the error building the check's message raised while tracing (eager code
+    /// builds it only when the check fails, and fails with that error).
     DeviceAssert {
         message: Template,
-        scalar: bool,
+        code: Code,
         /// For `check all(...)`: how to name the first element that failed (see [`Located`]).
         located: Option<Located>,
     },

@@ -200,14 +200,19 @@ fn write_node(text: &mut String, graph: &Graph, index: u32, node: &Node) {
         }
         NodeKind::DeviceAssert {
             message,
-            scalar,
+            code,
             located,
         } => {
-            let marker = if *scalar { "scalar " } else { "" };
+            // A device check's code is the default and is not written.
+            let code = if *code == Code::DeviceCheckFailed {
+                String::new()
+            } else {
+                format!("{code} ")
+            };
             let (condition, subjects) = node.args.split_at(node.args.len().min(1));
             let _ = write!(
                 text,
-                "device_assert {marker}{}, {}",
+                "device_assert {}, {code}{}",
                 args(condition, graph),
                 template(message, graph)
             );

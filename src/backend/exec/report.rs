@@ -38,10 +38,11 @@ pub(super) fn kernel(error: &KernelError, node: &Node) -> Box<Diagnostic> {
 }
 
 pub(super) fn check_failed(code: Code, text: String, node: &Node) -> Box<Diagnostic> {
-    failure(
-        Diagnostic::error(code, node.span, text).with_label("this check failed"),
-        node,
-    )
+    let mut diagnostic = Diagnostic::error(code, node.span, text);
+    if matches!(code, Code::CheckFailed | Code::DeviceCheckFailed) {
+        diagnostic = diagnostic.with_label("this check failed");
+    }
+    failure(diagnostic, node)
 }
 
 /// A failed assumption of a shape rule: the error eager code raises at the operation, with
@@ -70,11 +71,10 @@ pub(super) fn assumption_failed(
     failure(diagnostic, node)
 }
 
-/// The code of a failed device assert: `check-failed` for a condition that was a host value
-/// in the user's code, `device-check-failed` for one on tensor data.
+/// The code a failed device assert reports.
 pub(super) fn assert_code(node: &Node) -> Code {
     match node.kind {
-        NodeKind::DeviceAssert { scalar: true, .. } => Code::CheckFailed,
+        NodeKind::DeviceAssert { code, .. } => code,
         _ => Code::DeviceCheckFailed,
     }
 }

@@ -27,6 +27,7 @@ use std::collections::HashMap;
 pub(in crate::eval) use facts::Became;
 pub use facts::{CheckFact, Recording, TraceFacts, TypeFact};
 pub use inputs::{DynamicPolicy, TraceRequest};
+pub(in crate::eval) use record::CheckMessage;
 pub use sizes::TraceSizes;
 pub use symbolic::Ask;
 

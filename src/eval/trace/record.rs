@@ -18,6 +18,41 @@ use crate::graph::shape::{self, Cmp, Dim, Meta, RuleError, RuleErrorKind, Sizes}
 use crate::source::Span;
 use crate::sym::{CheckOutcome, Event, ExprId, NEG_INF, Origin, POS_INF, Range};
 
+/// What a traced `check` reports when it fails.
+pub(in crate::eval) enum CheckMessage {
+    /// Its message, formatted when it fails.
+    Text(Template),
+    /// The error that building its message raised while tracing (`check c, not "text"`).
+    /// Eager code builds the message only when the check fails, and fails there with this
+    /// error, so the compiled check fails with it too, and only then.
+    Fails(Box<Diagnostic>),
+}
+
+/// The failure an assert node raises: its code, message and place.
+pub(in crate::eval) struct Failure {
+    pub code: Code,
+    pub template: Template,
+    pub span: Span,
+}
+
+impl CheckMessage {
+    /// The failure of a check at `span` whose own failure is `code`.
+    fn failure(&self, code: Code, span: Span, tracer: &super::Tracer) -> Failure {
+        match self {
+            CheckMessage::Text(template) => Failure {
+                code,
+                template: template.clone(),
+                span,
+            },
+            CheckMessage::Fails(error) => Failure {
+                code: error.code,
+                template: tracer.message_template(&error.message),
+                span: error.span.unwrap_or(span),
+            },
+        }
+    }
+}
+
 impl Interpreter {
     fn tracer_mut(&mut self) -> &mut super::Tracer {
         self.tracer
@@ -256,7 +291,7 @@ impl Interpreter {
     pub(in crate::eval) fn trace_check(
         &mut self,
         cond: ExprId,
-        message: &dyn Fn(&mut Interpreter) -> Result<Template>,
+        message: &dyn Fn(&mut Interpreter) -> Result<CheckMessage>,
         span: Span,
     ) -> Result<()> {
         let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
@@ -265,7 +300,11 @@ impl Interpreter {
                 self.record_check(span, Became::Guard(Some(cond)));
                 return Ok(());
             }
-            let text = render(&message(self)?, self);
+            let template = match message(self)? {
+                CheckMessage::Text(template) => template,
+                CheckMessage::Fails(error) => return Err(error),
+            };
+            let text = render(&template, self);
             return Err(Diagnostic::error(Code::CheckFailed, span, text)
                 .with_label("this check can never hold")
                 .into());
@@ -302,7 +341,7 @@ impl Interpreter {
             size_part.clone(),
             Part::Text(" is negative".to_string()),
         ]);
-        self.trace_checked(span, &|_| Ok(negative.clone()), |env| {
+        self.trace_checked(span, &|_| Ok(CheckMessage::Text(negative.clone())), |env| {
             env.check_size(size_expr, None, span)
         })?;
         if let Some((bound, bound_span)) = bound {
@@ -316,7 +355,7 @@ impl Interpreter {
                 Part::Text(" exceeds max = ".to_string()),
                 max_part,
             ]);
-            self.trace_checked(span, &|_| Ok(exceeds.clone()), |env| {
+            self.trace_checked(span, &|_| Ok(CheckMessage::Text(exceeds.clone())), |env| {
                 env.check_size(size_expr, Some(max), span)
             })?;
         }
@@ -367,7 +406,7 @@ impl Interpreter {
     fn trace_checked(
         &mut self,
         span: Span,
-        message: &dyn Fn(&mut Interpreter) -> Result<Template>,
+        message: &dyn Fn(&mut Interpreter) -> Result<CheckMessage>,
         run: impl FnOnce(
             &mut crate::sym::ShapeEnv,
         ) -> std::result::Result<CheckOutcome, crate::sym::SymError>,
@@ -384,15 +423,16 @@ impl Interpreter {
                 Ok(())
             }
             Ok(CheckOutcome::False | CheckOutcome::Guarded(false)) => {
-                let template = message(self)?;
-                Err(self.refuted_check(template, span))
+                let message = message(self)?;
+                Err(self.refuted_check(message, span))
             }
             Ok(CheckOutcome::Learned) => {
-                let template = message(self)?;
+                let message = message(self)?;
                 let frames = self.node_trace();
+                let tracer = self.tracer_mut();
+                let failure = message.failure(Code::CheckFailed, span, tracer);
                 let conditions =
-                    self.tracer_mut()
-                        .emit_asserts(Code::CheckFailed, &template, span, &frames);
+                    tracer.emit_asserts(failure.code, &failure.template, failure.span, &frames);
                 for cond in conditions {
                     self.record_check(span, Became::RuntimeAssert(cond));
                 }
@@ -411,33 +451,41 @@ impl Interpreter {
     /// formatted from the values of the run, as eager code formats it.
     pub(in crate::eval) fn refuted_check(
         &mut self,
-        template: Template,
+        message: CheckMessage,
         span: Span,
     ) -> Box<Diagnostic> {
-        let text = render(&template, self);
         let frames = self.node_trace();
         let never = self.env().bool(false);
-        self.tracer_mut().push(
+        let tracer = self.tracer_mut();
+        let failure = message.failure(Code::CheckFailed, span, tracer);
+        tracer.push(
             NodeKind::Assert {
                 cond: never,
-                message: template,
-                code: Code::CheckFailed,
+                message: failure.template.clone(),
+                code: failure.code,
             },
             Vec::new(),
             Vec::new(),
-            span,
+            failure.span,
             frames,
         );
-        Diagnostic::error(Code::CheckFailed, span, text)
-            .with_label("this check failed")
-            .into()
+        match message {
+            CheckMessage::Fails(error) => error,
+            CheckMessage::Text(template) => {
+                let text = render(&template, self);
+                Diagnostic::error(Code::CheckFailed, span, text)
+                    .with_label("this check failed")
+                    .into()
+            }
+        }
     }
 
-    /// A `check` on tensor data: a device assert, kept by every pass.
+    /// A `check` on tensor data: a device assert, kept by every pass. `scalar` marks a
+    /// condition that was a host value in the user's code, which fails with `check-failed`.
     pub(in crate::eval) fn trace_device_check(
         &mut self,
         condition: &TensorValue,
-        message: Template,
+        message: CheckMessage,
         scalar: bool,
         span: Span,
         located: Option<&crate::eval::stmt::Predicate>,
@@ -445,6 +493,14 @@ impl Interpreter {
         self.record_check(span, Became::DeviceAssert);
         let frames = self.node_trace();
         let tracer = self.tracer_mut();
+        let code = if scalar {
+            Code::CheckFailed
+        } else {
+            Code::DeviceCheckFailed
+        };
+        let failure = message.failure(code, span, tracer);
+        // A failure building the message is what eager code reports, without a place.
+        let located = located.filter(|_| matches!(message, CheckMessage::Text(_)));
         let value = tracer.tensor_arg(condition, span);
         let mut args = vec![Arg::Tensor(value)];
         let mut names = Vec::new();
@@ -474,13 +530,13 @@ impl Interpreter {
         };
         tracer.push(
             NodeKind::DeviceAssert {
-                message,
-                scalar,
+                message: failure.template,
+                code: failure.code,
                 located,
             },
             args,
             Vec::new(),
-            span,
+            failure.span,
             frames,
         );
     }

@@ -121,7 +121,7 @@ fn item(cursor: &mut Cursor, nodes: &[Node]) -> Result<Parts, ParseError> {
 fn assert(cursor: &mut Cursor, builder: &mut Builder, nodes: &[Node]) -> Result<Parts, ParseError> {
     let cond = builder.condition(cursor)?;
     cursor.expect(",")?;
-    let code = assert_code(cursor)?;
+    let code = assert_code(cursor, Code::CheckFailed)?;
     let (raw, at) = value::string(cursor)?;
     let message = value::template(&raw, at, cursor, builder, nodes)?;
     Ok((
@@ -136,10 +136,11 @@ fn assert(cursor: &mut Cursor, builder: &mut Builder, nodes: &[Node]) -> Result<
 }
 
 /// The diagnostic code an assert fails with, written before its message (`shape-error
-/// "…"`); a check's `check-failed` is not written.
-fn assert_code(cursor: &mut Cursor) -> Result<Code, ParseError> {
+/// "…"`); the default (a check's `check-failed`, a device check's `device-check-failed`) is
+/// not written.
+fn assert_code(cursor: &mut Cursor, default: Code) -> Result<Code, ParseError> {
     if !matches!(cursor.peek(), Some(Token::Ident(_))) {
-        return Ok(Code::CheckFailed);
+        return Ok(default);
     }
     let mut name = cursor.ident()?;
     while cursor.eat("-") {
@@ -154,9 +155,9 @@ fn device_assert(
     builder: &mut Builder,
     nodes: &[Node],
 ) -> Result<Parts, ParseError> {
-    let scalar = cursor.eat_word("scalar");
     let tensor = value::tensor(cursor, nodes)?;
     cursor.expect(",")?;
+    let code = assert_code(cursor, Code::DeviceCheckFailed)?;
     let (raw, at) = value::string(cursor)?;
     let message = value::template(&raw, at, cursor, builder, nodes)?;
     let mut args = vec![Arg::Tensor(tensor)];
@@ -185,7 +186,7 @@ fn device_assert(
     };
     let kind = NodeKind::DeviceAssert {
         message,
-        scalar,
+        code,
         located,
     };
     Ok((kind, args, Vec::new()))
