@@ -8,7 +8,7 @@
 //! status other than 0 or 1, or compiled and eager runs that disagree on what they print or
 //! on their first error (code, line and message, values included).
 
-use std::io::Write as _;
+use std::io::{Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -242,6 +242,10 @@ pub fn child(directory: &Path, args: &[&str], input: &str, limits: Limits) -> Ch
             let _ = stdin.write_all(input.as_bytes());
         });
     }
+    // Both pipes are read while the child runs: a child that writes more than a pipe holds
+    // would otherwise wait for the harness forever.
+    let stdout = drain(process.stdout.take());
+    let stderr = drain(process.stderr.take());
     let started = Instant::now();
     let mut timed_out = false;
     while matches!(process.try_wait(), Ok(None)) {
@@ -252,20 +256,34 @@ pub fn child(directory: &Path, args: &[&str], input: &str, limits: Limits) -> Ch
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    match process.wait_with_output() {
-        Ok(output) => Child {
-            status: output.status.code(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    let status = process.wait();
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    match status {
+        Ok(status) => Child {
+            status: status.code(),
+            stdout,
+            stderr,
             timed_out,
         },
         Err(error) => Child {
             status: None,
-            stdout: String::new(),
+            stdout,
             stderr: error.to_string(),
             timed_out,
         },
     }
+}
+
+/// Reads `pipe` to its end on a thread of its own.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
 }
 
 /// What is wrong with how a child ended.
