@@ -113,7 +113,13 @@ impl Interpreter {
 
     /// Host numbers known only when the graph runs: the operation is traced on one-element
     /// tensors and the result stays a host value.
-    fn runtime_binary(&mut self, op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value> {
+    pub(in crate::eval) fn runtime_binary(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        span: Span,
+    ) -> Result<Value> {
         match self.tensor_binary(op, a, b, span)? {
             Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
             other => Ok(other),

@@ -12,6 +12,7 @@ mod order;
 mod shape;
 mod variance;
 
+pub use core::sym_int_tensor;
 pub use creation::symbolic_tensor;
 pub use data::{check_list_values, scalar_value};
 pub use shape::size_list;

@@ -3,6 +3,7 @@
 //! guarded on input sizes, or reported as data-dependent (spec §6).
 
 use crate::diag::{Code, Diagnostic, Result};
+use crate::dtype::DType;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, error};
 use crate::graph::shape::Cmp;
@@ -67,6 +68,31 @@ impl Interpreter {
             // guarded on, as a loop bound is; one from data is a `data-dependent-int`.
             let exponent = self.concrete_int(y, span, "an exponent")?;
             y = self.env().int(exponent);
+        }
+        if op == BinaryOp::Pow
+            && let Some(exponent) = self.env().as_int(y).filter(|exponent| *exponent < 0)
+        {
+            // An int to a negative power is a float, as in eager code: a host value computed
+            // when the graph runs, from a base that must not be 0.
+            let zero = self.env().int(0);
+            let nonzero = self
+                .env()
+                .compare(Cmp::Ne, x, zero)
+                .map_err(|error| error_at(Code::ValueError, span, error.to_string()))?;
+            self.trace_requirement(
+                nonzero,
+                Code::ValueError,
+                "0 cannot be raised to a negative power",
+                span,
+            )?;
+            let base = crate::eval::builtins::sym_int_tensor(self, x, DType::F32, span)?;
+            let value = self.runtime_binary(
+                op,
+                Value::RuntimeScalar(base),
+                Value::Float(exponent as f64),
+                span,
+            )?;
+            return Ok(Some(value));
         }
         let env = self.env();
         let result = match op {
