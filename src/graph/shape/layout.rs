@@ -24,6 +24,11 @@ pub fn arange(start: Number, end: Number, step: Number, sizes: &mut dyn Sizes) -
         let span = sizes.sub(end, start)?;
         let numerator = sizes.add(span, Dim::Known(step - step.signum()))?;
         let length = sizes.floor_div(numerator, Dim::Known(step))?;
+        if sizes.decide(length, Cmp::Ge, Dim::ZERO) == Some(false) {
+            let (start, end) = (sizes.show(start), sizes.show(end));
+            return Err(wrong_direction(start, end, step.to_string()));
+        }
+        // Sizes from data are checked by the kernel.
         let length = sizes.max(length, Dim::ZERO);
         return Ok(Meta::new(DType::I64, vec![length]));
     }
@@ -45,9 +50,20 @@ pub fn arange(start: Number, end: Number, step: Number, sizes: &mut dyn Sizes) -
     if !length.is_finite() {
         return Err(RuleError::value("arange() bounds must be finite"));
     }
+    if length < 0.0 {
+        let shown = |x: f64| crate::dtype::Scalar::Float(x).to_string();
+        return Err(wrong_direction(shown(start), shown(end), shown(step)));
+    }
     Ok(Meta::new(
         DType::F32,
         vec![Dim::Known(length.max(0.0).min(i64::MAX as f64) as i64)],
+    ))
+}
+
+/// A range whose step moves away from its end, refused with the kernel's words.
+fn wrong_direction(start: String, end: String, step: String) -> RuleError {
+    RuleError::value(format!(
+        "arange from {start} to {end} cannot advance by step {step}"
     ))
 }
 
@@ -446,7 +462,7 @@ mod tests {
             (int(0), int(5), int(1), 5),
             (int(0), int(5), int(2), 3),
             (int(5), int(0), int(-2), 3),
-            (int(5), int(0), int(1), 0),
+            (int(3), int(3), int(1), 0),
             (
                 Number::Float(0.0),
                 Number::Float(1.0),
@@ -458,16 +474,15 @@ mod tests {
             let (_, shapes) = run(Op::Arange { start, end, step }, &[]).unwrap();
             assert_eq!(shapes, [[expected]], "{start:?} {end:?} {step:?}");
         }
-        assert!(
-            run(
-                Op::Arange {
-                    start: int(0),
-                    end: int(1),
-                    step: int(0)
-                },
-                &[]
-            )
-            .is_err()
-        );
+        // A zero step, or one that moves away from the end, as the kernel refuses them.
+        let refused = [
+            (int(0), int(1), int(0)),
+            (int(5), int(0), int(1)),
+            (Number::Float(1.0), Number::Float(-3.0), Number::Float(0.5)),
+        ];
+        for (start, end, step) in refused {
+            let result = run(Op::Arange { start, end, step }, &[]);
+            assert!(result.is_err(), "{start:?} {end:?} {step:?}");
+        }
     }
 }
