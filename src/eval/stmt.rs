@@ -4,7 +4,7 @@ use super::args::{CallArgs, Positional};
 use super::trace::{Ask, CheckMessage};
 use super::value::{TensorValue, Value};
 use super::{Interpreter, error};
-use crate::diag::{Code, Result};
+use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::DType;
 use crate::graph::ir::Template;
 use crate::graph::op::BinaryOp as TensorOp;
@@ -405,7 +405,7 @@ impl Interpreter {
                         let text =
                             format!("this check's message cannot be built: {}", error.message);
                         tracer.notes.push(
-                            crate::diag::Diagnostic::warning(error.code, at, text)
+                            Diagnostic::warning(error.code, at, text)
                                 .with_label("built when the check fails")
                                 .with_help("when the check fails, it raises this error instead of its message"),
                         );

@@ -103,8 +103,8 @@ fn float_range(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> 
 }
 
 fn wrong_direction(start: Scalar, end: Scalar, step: Scalar) -> KernelError {
-    KernelError::Value(format!(
-        "arange from {start} to {end} cannot advance by step {step}"
+    KernelError::Value(crate::graph::shape::arange_direction_message(
+        start, end, step,
     ))
 }
 

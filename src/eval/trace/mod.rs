@@ -257,19 +257,18 @@ impl Tracer {
     }
 
     /// Forgets what was recorded since `mark`, as if the code traced since had not run (the
-    /// right operand of `and`/`or`, which eager code did not evaluate). Refused, returning
-    /// false, when that code taught the environment a runtime assert, a fact that cannot be
-    /// taken back. Guards it added stay: they hold for these inputs and only make the cache
-    /// entry more specific.
-    pub fn rewind(&mut self, mark: Mark) -> bool {
+    /// right operand of `and`/`or`, which eager code did not evaluate). Does nothing when
+    /// that code taught the environment a runtime assert, a fact that cannot be taken back.
+    /// Guards it added stay: they hold for these inputs and only make the cache entry more
+    /// specific.
+    pub fn rewind(&mut self, mark: Mark) {
         if self.graph.env.runtime_asserts().len() != mark.asserts {
-            return false;
+            return;
         }
         self.graph.nodes.truncate(mark.nodes);
         self.recorded.retain(|_, id| id.index() < mark.nodes);
         self.items = mark.items;
         self.pending_fresh.clear();
-        true
     }
 
     pub fn memoised_item(&self, value: ValueRef) -> Option<Value> {

@@ -365,12 +365,23 @@ impl Interpreter {
     /// Host division by a symbolic int: eager code raises `division by zero` where it is 0,
     /// so the trace decides that or asserts it at run time, with eager code's error.
     pub(in crate::eval) fn trace_divisor(&mut self, divisor: ExprId, span: Span) -> Result<()> {
+        self.trace_nonzero(divisor, "division by zero", span)
+    }
+
+    /// Requires the symbolic int `expr` not to be 0, where eager code raises `value-error`
+    /// with `message`.
+    pub(in crate::eval) fn trace_nonzero(
+        &mut self,
+        expr: ExprId,
+        message: &str,
+        span: Span,
+    ) -> Result<()> {
         let zero = self.env().int(0);
         let nonzero = self
             .env()
-            .compare(Cmp::Ne, divisor, zero)
+            .compare(Cmp::Ne, expr, zero)
             .map_err(|error| Diagnostic::error(Code::ValueError, span, error.to_string()))?;
-        self.trace_requirement(nonzero, Code::ValueError, "division by zero", span)
+        self.trace_requirement(nonzero, Code::ValueError, message, span)
     }
 
     /// Requires `cond` where eager code raises `code` with `message` (its sizes marked) when
@@ -457,16 +468,20 @@ impl Interpreter {
         let frames = self.node_trace();
         let never = self.env().bool(false);
         let tracer = self.tracer_mut();
-        let failure = message.failure(Code::CheckFailed, span, tracer);
+        let Failure {
+            code,
+            template,
+            span: at,
+        } = message.failure(Code::CheckFailed, span, tracer);
         tracer.push(
             NodeKind::Assert {
                 cond: never,
-                message: failure.template.clone(),
-                code: failure.code,
+                message: template,
+                code,
             },
             Vec::new(),
             Vec::new(),
-            failure.span,
+            at,
             frames,
         );
         match message {

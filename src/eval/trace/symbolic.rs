@@ -74,17 +74,7 @@ impl Interpreter {
         {
             // An int to a negative power is a float, as in eager code: a host value computed
             // when the graph runs, from a base that must not be 0.
-            let zero = self.env().int(0);
-            let nonzero = self
-                .env()
-                .compare(Cmp::Ne, x, zero)
-                .map_err(|error| error_at(Code::ValueError, span, error.to_string()))?;
-            self.trace_requirement(
-                nonzero,
-                Code::ValueError,
-                "0 cannot be raised to a negative power",
-                span,
-            )?;
+            self.trace_nonzero(x, "0 cannot be raised to a negative power", span)?;
             let base = crate::eval::builtins::sym_int_tensor(self, x, DType::F32, span)?;
             let value = self.runtime_binary(
                 op,

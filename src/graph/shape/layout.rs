@@ -60,11 +60,19 @@ pub fn arange(start: Number, end: Number, step: Number, sizes: &mut dyn Sizes) -
     ))
 }
 
-/// A range whose step moves away from its end, refused with the kernel's words.
+/// A range whose step moves away from its end, refused as the kernel refuses it.
 fn wrong_direction(start: String, end: String, step: String) -> RuleError {
-    RuleError::value(format!(
-        "arange from {start} to {end} cannot advance by step {step}"
-    ))
+    RuleError::value(arange_direction_message(start, end, step))
+}
+
+/// What refusing an `arange()` whose step moves away from its end says, in the shape rule
+/// and in the kernels.
+pub fn arange_direction_message(
+    start: impl std::fmt::Display,
+    end: impl std::fmt::Display,
+    step: impl std::fmt::Display,
+) -> String {
+    format!("arange from {start} to {end} cannot advance by step {step}")
 }
 
 /// `squeeze(dims)`: keeps in `dims` only the dims that really are 1; the output shape.

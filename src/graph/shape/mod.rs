@@ -18,6 +18,7 @@ mod sort;
 
 pub use elementwise::{binary_dtype, broadcast, unary_dtype};
 pub use index::python_slice_length;
+pub use layout::arange_direction_message;
 pub use reduce::reduce_dtype;
 
 use std::fmt;
