@@ -137,11 +137,11 @@ fn only_the_renderer_imports_ariadne() {
 }
 
 #[test]
-fn explicit_vector_instructions_are_only_in_the_narrow_products() {
+fn explicit_vector_instructions_are_only_in_the_transposes() {
     // `pulp` gives safe AVX-512 shuffles where LLVM builds none from plain code; everything
     // else is plain Rust that the compiler vectorises.
-    let narrow = src().join("backend/cpu/matmul/gemm/narrow.rs");
-    let users = users_outside(&["pulp::"], |file| file == narrow);
+    let transpose = src().join("backend/cpu/matmul/gemm/transpose.rs");
+    let users = users_outside(&["pulp::"], |file| file == transpose);
     assert_eq!(users, Vec::<String>::new());
 }
 

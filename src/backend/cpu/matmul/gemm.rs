@@ -63,6 +63,7 @@ use crate::backend::cpu::prefetch::{self, Intent};
 use crate::backend::interrupt::Interrupt;
 
 mod narrow;
+mod transpose;
 
 const WIDE: bool = cfg!(target_feature = "avx512f");
 /// Rows of the register tile.
@@ -532,7 +533,8 @@ fn pack_left_panel(left: ArrayView2<'_, f32>, target: &mut [f32]) {
     }
     if let Some(rows) = full_rows(left) {
         // Read `MR` rows side by side so each step is written once, contiguously.
-        for (p, step) in target.chunks_exact_mut(MR).enumerate() {
+        let done = transpose::pack_steps(&rows, target);
+        for (p, step) in target.chunks_exact_mut(MR).enumerate().skip(done) {
             step.iter_mut().zip(&rows).for_each(|(x, row)| *x = row[p]);
         }
         return;

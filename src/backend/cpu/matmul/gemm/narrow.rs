@@ -13,15 +13,16 @@
 //! - **One column** (A's rows contiguous: a matrix times a vector): sixteen rows of A advance
 //!   side by side, one chain each, so each row is read once. A vector of one step of sixteen
 //!   rows needs a transpose: with AVX-512, blocks of 16 steps are transposed in registers by
-//!   shuffles ([`transposed`], through `pulp`'s safe wrappers); LLVM builds no shuffles from
-//!   plain code, and assembled the vectors from inserts instead. A 4096 x 4096 matrix times
-//!   a vector took 2.0 ms that way and 1.3 ms with the shuffles (13 ms packed), as fast as
-//!   the memory delivers the matrix; NumPy, which sums each row in another order, takes
-//!   about 1.2 to 1.3 ms.
+//!   shuffles ([`transpose::multiply_add_steps`], through `pulp`'s safe wrappers); LLVM
+//!   builds no shuffles from plain code, and assembled the vectors from inserts instead. A
+//!   4096 x 4096 matrix times a vector took 2.0 ms that way and 1.3 ms with the shuffles
+//!   (13 ms packed), as fast as the memory delivers the matrix; NumPy, which sums each row
+//!   in another order, takes about 1.2 to 1.3 ms.
 
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, Slice};
 use rayon::prelude::*;
 
+use super::transpose;
 use crate::backend::interrupt::Interrupt;
 
 /// Rows of C at most that a product runs without packing.
@@ -191,7 +192,7 @@ fn side_by_side(rows: &[&[f32]; SIDE_BY_SIDE], column: &[f32]) -> [f32; SIDE_BY_
         // 4096 x 4096 matrix times a vector took 2.7 to 3.9 ms, depending on how the
         // compiler arranged them, against 2.1 ms).
         let rows: [&[f32]; SIDE_BY_SIDE] = std::array::from_fn(|index| &rows[index][..steps]);
-        let done = transposed(&rows, column, &mut totals);
+        let done = transpose::multiply_add_steps(&rows, column, &mut totals);
         for (step, &b) in column.iter().enumerate().skip(done) {
             for (total, row) in totals.iter_mut().zip(&rows) {
                 *total = row[step].mul_add(b, *total);
@@ -205,86 +206,4 @@ fn side_by_side(rows: &[&[f32]; SIDE_BY_SIDE], column: &[f32]) -> [f32; SIDE_BY_
         }
     }
     totals
-}
-
-/// Advances `totals` through the whole blocks of 16 steps of `rows` (each as long as
-/// `column`) where the processor has AVX-512, and returns the steps it took (none
-/// elsewhere). Each block of sixteen rows and steps is loaded a row per vector and
-/// transposed in registers, so that one vector holds one step of every row; each row's
-/// chain then advances step by step, in order, as in [`side_by_side`].
-fn transposed(
-    rows: &[&[f32]; SIDE_BY_SIDE],
-    column: &[f32],
-    totals: &mut [f32; SIDE_BY_SIDE],
-) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(simd) = pulp::x86::V4::try_new() {
-        return simd.vectorize(
-            #[inline(always)]
-            || transposed_v4(simd, rows, column, totals),
-        );
-    }
-    // No AVX-512 (or not x86-64): the plain loop takes every step.
-    let _ = (rows, column, totals);
-    0
-}
-
-#[cfg(target_arch = "x86_64")]
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn transposed_v4(
-    simd: pulp::x86::V4,
-    rows: &[&[f32]; SIDE_BY_SIDE],
-    column: &[f32],
-    totals: &mut [f32; SIDE_BY_SIDE],
-) -> usize {
-    use pulp::{Simd, f32x16};
-    let whole = column.len() / 16 * 16;
-    let mut sums: f32x16 = pulp::cast(*totals);
-    for start in (0..whole).step_by(16) {
-        let mut block = [simd.splat_f32s(0.0); 16];
-        for (vector, row) in block.iter_mut().zip(rows) {
-            if let Ok(values) = <&[f32; 16]>::try_from(&row[start..start + 16]) {
-                *vector = pulp::cast(*values);
-            }
-        }
-        // Swapping the off-diagonal blocks of 8 x 8, then of 4 x 4, 2 x 2 and 1 x 1 transposes.
-        swap_blocks::<8>(simd, &mut block);
-        swap_blocks::<4>(simd, &mut block);
-        swap_blocks::<2>(simd, &mut block);
-        swap_blocks::<1>(simd, &mut block);
-        for (&step, &b) in block.iter().zip(&column[start..start + 16]) {
-            sums = simd.mul_add_f32s(step, simd.splat_f32s(b), sums);
-        }
-    }
-    *totals = pulp::cast(sums);
-    whole
-}
-
-/// Swaps the two off-diagonal `D x D` blocks inside every `2D x 2D` diagonal block of the
-/// 16 x 16 matrix whose rows are `block`: rows `i` and `i + D` (for each `i` with bit `D`
-/// clear) exchange their lanes with bit `D` clear in the second and set in the first.
-#[cfg(target_arch = "x86_64")]
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn swap_blocks<const D: usize>(simd: pulp::x86::V4, block: &mut [pulp::f32x16; 16]) {
-    // Indices `0..16` pick lanes of the first row, `16..32` lanes of the second.
-    let first: [u32; 16] = std::array::from_fn(|lane| {
-        let pick = if lane & D == 0 { lane } else { lane - D + 16 };
-        pick as u32
-    });
-    let second: [u32; 16] = std::array::from_fn(|lane| {
-        let pick = if lane & D == 0 { lane + D } else { lane + 16 };
-        pick as u32
-    });
-    let (first, second) = (pulp::cast(first), pulp::cast(second));
-    // A plain loop with a test, which LLVM unrolls into sixteen shuffles; over a filtered
-    // iterator it kept a loop, and the product took 1.5 times as long as without shuffles.
-    for row in 0..16 {
-        if row & D == 0 {
-            let (a, b) = (pulp::cast(block[row]), pulp::cast(block[row + D]));
-            block[row] = pulp::cast(simd.avx512f._mm512_permutex2var_ps(a, first, b));
-            block[row + D] = pulp::cast(simd.avx512f._mm512_permutex2var_ps(a, second, b));
-        }
-    }
 }
