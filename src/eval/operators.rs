@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 
 use super::args::scalar_of;
 use super::tensor::Operand;
+use super::trace::Ask;
 use super::value::Value;
 use super::{Interpreter, error, limits};
 use crate::diag::{Code, Result};
@@ -20,6 +21,7 @@ impl Interpreter {
             let same = matches!((&a, &b), (Value::None, Value::None));
             return Ok(Value::Bool(same == (op == BinaryOp::Eq)));
         }
+        let (a, b) = self.conditions_as_numbers(op, a, b, span)?;
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             return self.tensor_binary(op, a, b, span);
         }
@@ -124,6 +126,67 @@ impl Interpreter {
             Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
             other => Ok(other),
         }
+    }
+
+    /// A symbolic condition in arithmetic, or compared with a number, counts as 0 or 1, as a
+    /// bool does in eager code. The symbolic engine has no int of a condition, so the
+    /// condition is decided, as `int()` decides one: guarded on input sizes, a
+    /// `data-dependent-guard` on data. `&` and `|` between two bools stay conditions.
+    fn conditions_as_numbers(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        span: Span,
+    ) -> Result<(Value, Value)> {
+        let boolean = |value: &Value| matches!(value, Value::Bool(_) | Value::SymBool(_));
+        let numeric = |value: &Value| {
+            boolean(value)
+                || matches!(
+                    value,
+                    Value::Int(_)
+                        | Value::Float(_)
+                        | Value::SymInt(_)
+                        | Value::RuntimeScalar(_)
+                        | Value::Tensor(_)
+                )
+        };
+        let both_bool = boolean(&a) && boolean(&b);
+        if (both_bool && matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr))
+            || !(numeric(&a) && numeric(&b))
+        {
+            return Ok((a, b));
+        }
+        Ok((
+            self.condition_as_number(a, span)?,
+            self.condition_as_number(b, span)?,
+        ))
+    }
+
+    /// A symbolic condition as a bool (see [`Interpreter::conditions_as_numbers`]); other
+    /// values as they are. One on data is known only if facts decide it.
+    fn condition_as_number(&mut self, value: Value, span: Span) -> Result<Value> {
+        let Value::SymBool(cond) = value else {
+            return Ok(value);
+        };
+        if self.env().unbacked_symbols(cond).is_empty() {
+            return self.decide(cond, span, Ask::Normal).map(Value::Bool);
+        }
+        if self.decide(cond, span, Ask::KnownTrue)? {
+            return Ok(Value::Bool(true));
+        }
+        let negated = self.env().not(cond);
+        if negated.is_ok_and(|negated| self.env().known_true(negated)) {
+            return Ok(Value::Bool(false));
+        }
+        let mut diagnostic = self.data_dependent_guard(cond, span, Ask::Normal);
+        diagnostic.help = Some(
+            "a condition on data is known only when the graph runs, so it cannot count as 0 or \
+             1 while tracing: compute with it as a tensor (`(t > 0).long()`), or read it as an \
+             int with `.long().item()`"
+                .to_string(),
+        );
+        Err(diagnostic)
     }
 
     /// `text * n` and `list * n` repeat: a count computed while tracing is decided (or
