@@ -21,7 +21,7 @@ impl Interpreter {
             let same = matches!((&a, &b), (Value::None, Value::None));
             return Ok(Value::Bool(same == (op == BinaryOp::Eq)));
         }
-        let (a, b) = self.conditions_as_numbers(op, a, b, span)?;
+        let (a, b) = self.conditions_as_numbers(op, (a, b), span)?;
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             return self.tensor_binary(op, a, b, span);
         }
@@ -135,8 +135,7 @@ impl Interpreter {
     fn conditions_as_numbers(
         &mut self,
         op: BinaryOp,
-        a: Value,
-        b: Value,
+        (a, b): (Value, Value),
         span: Span,
     ) -> Result<(Value, Value)> {
         let boolean = |value: &Value| matches!(value, Value::Bool(_) | Value::SymBool(_));
@@ -239,8 +238,20 @@ impl Interpreter {
                 .ok_or_else(|| overflow(span)),
             Value::Bool(b) => Ok(Value::Int(-i64::from(b))),
             Value::Float(x) => Ok(Value::Float(-x)),
-            Value::SymInt(_) => self.binary(BinaryOp::Sub, Value::Int(0), value, span),
+            Value::SymInt(_) | Value::SymBool(_) => {
+                self.binary(BinaryOp::Sub, Value::Int(0), value, span)
+            }
             Value::RuntimeScalar(tensor) => {
+                // A bool read from data is a host bool: negated, it is an int (`-True` is -1).
+                let tensor = if tensor.dtype() == DType::Bool {
+                    let cast = Op::Cast(DType::I64);
+                    match self.apply_one(cast, vec![Operand::Tensor(tensor)], span)? {
+                        Value::Tensor(cast) => cast,
+                        other => return Ok(other),
+                    }
+                } else {
+                    tensor
+                };
                 let negated =
                     self.apply_one(Op::Unary(UnaryOp::Neg), vec![Operand::Tensor(tensor)], span)?;
                 Ok(runtime_scalar(negated))
@@ -261,7 +272,8 @@ impl Interpreter {
         match value {
             Value::Bool(b) => Ok(Value::Bool(!b)),
             Value::SymBool(cond) => self.symbolic_not(cond, span),
-            Value::RuntimeScalar(tensor) => {
+            // A number read from data is a host number: `not` takes only a bool, as eagerly.
+            Value::RuntimeScalar(tensor) if tensor.dtype() == DType::Bool => {
                 let negated =
                     self.apply_one(Op::Unary(UnaryOp::Not), vec![Operand::Tensor(tensor)], span)?;
                 Ok(runtime_scalar(negated))
