@@ -509,7 +509,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             Dim::Sym(expr) => graph
                 .env
                 .eval_int(expr, &|symbol| self.value(symbol))
-                .map_err(|error| report::uncomputable_size(&error, node)),
+                .map_err(|error| report::uncomputable_size(error, node)),
         }
     }
 

@@ -9,6 +9,7 @@ use crate::graph::ir::{Node, NodeKind};
 use crate::graph::op::Op;
 use crate::graph::shape::Meta;
 use crate::source::Span;
+use crate::sym::EvalError;
 
 /// A diagnostic raised by `node`, with the calls inside the compiled function that led to it.
 pub(super) fn failure(mut diagnostic: Diagnostic, node: &Node) -> Box<Diagnostic> {
@@ -97,11 +98,22 @@ pub(super) fn unevaluable_check(error: &impl std::fmt::Display, node: &Node) -> 
     value_error(format!("this check cannot be evaluated: {error}"), node)
 }
 
-pub(super) fn uncomputable_size(error: &impl std::fmt::Display, node: &Node) -> Box<Diagnostic> {
-    value_error(
-        format!("a size of this operation cannot be computed: {error}"),
-        node,
-    )
+/// A size or host int of a node that cannot be computed from the run's symbols. Overflow and
+/// division by zero are eager arithmetic's errors, worded as eager code words them (the
+/// expression is the user's arithmetic on sizes, such as `n ** 64`).
+pub(super) fn uncomputable_size(error: EvalError, node: &Node) -> Box<Diagnostic> {
+    match error {
+        EvalError::Overflow => failure(
+            Diagnostic::error(Code::ValueError, node.span, "integer overflow")
+                .with_help("ints are 64-bit; the result does not fit"),
+            node,
+        ),
+        EvalError::DivisionByZero => value_error("division by zero".to_string(), node),
+        other => value_error(
+            format!("a size of this operation cannot be computed: {other}"),
+            node,
+        ),
+    }
 }
 
 pub(super) fn unevaluable_predicate(
