@@ -163,29 +163,24 @@ impl Interpreter {
     }
 
     /// A symbolic condition as a bool (see [`Interpreter::conditions_as_numbers`]); other
-    /// values as they are. One on data is known only if facts decide it.
+    /// values as they are.
     fn condition_as_number(&mut self, value: Value, span: Span) -> Result<Value> {
         let Value::SymBool(cond) = value else {
             return Ok(value);
         };
-        if self.env().unbacked_symbols(cond).is_empty() {
-            return self.decide(cond, span, Ask::Normal).map(Value::Bool);
-        }
-        if self.decide(cond, span, Ask::KnownTrue)? {
-            return Ok(Value::Bool(true));
-        }
-        let negated = self.env().not(cond);
-        if negated.is_ok_and(|negated| self.env().known_true(negated)) {
-            return Ok(Value::Bool(false));
-        }
-        let mut diagnostic = self.data_dependent_guard(cond, span, Ask::Normal);
-        diagnostic.help = Some(
-            "a condition on data is known only when the graph runs, so it cannot count as 0 or \
-             1 while tracing: compute with it as a tensor (`(t > 0).long()`), or read it as an \
-             int with `.long().item()`"
-                .to_string(),
-        );
-        Err(diagnostic)
+        self.decide(cond, span, Ask::Normal)
+            .map(Value::Bool)
+            .map_err(|mut diagnostic| {
+                if diagnostic.code == Code::DataDependentGuard {
+                    diagnostic.help = Some(
+                        "a condition on data is known only when the graph runs, so it cannot \
+                         count as 0 or 1 while tracing: compute with it as a tensor \
+                         (`(t > 0).long()`), or read it as an int with `.long().item()`"
+                            .to_string(),
+                    );
+                }
+                diagnostic
+            })
     }
 
     /// `text * n` and `list * n` repeat: a count computed while tracing is decided (or
@@ -243,17 +238,13 @@ impl Interpreter {
             }
             Value::RuntimeScalar(tensor) => {
                 // A bool read from data is a host bool: negated, it is an int (`-True` is -1).
-                let tensor = if tensor.dtype() == DType::Bool {
+                let operand = if tensor.dtype() == DType::Bool {
                     let cast = Op::Cast(DType::I64);
-                    match self.apply_one(cast, vec![Operand::Tensor(tensor)], span)? {
-                        Value::Tensor(cast) => cast,
-                        other => return Ok(other),
-                    }
+                    into_operand(self.apply_one(cast, vec![Operand::Tensor(tensor)], span)?)
                 } else {
-                    tensor
+                    Operand::Tensor(tensor)
                 };
-                let negated =
-                    self.apply_one(Op::Unary(UnaryOp::Neg), vec![Operand::Tensor(tensor)], span)?;
+                let negated = self.apply_one(Op::Unary(UnaryOp::Neg), vec![operand], span)?;
                 Ok(runtime_scalar(negated))
             }
             Value::Tensor(tensor) => {

@@ -394,22 +394,24 @@ impl Interpreter {
                         | Code::CheckFailed
                 ) =>
             {
-                if let Some(tracer) = self.tracer.as_mut() {
-                    if let Some(mark) = mark {
-                        tracer.rewind(mark);
-                    }
-                    if tracer.hintless {
-                        // `tsl check` and editors say so: the message is broken whatever
-                        // the values.
-                        let at = error.span.unwrap_or(message.span);
-                        let text =
-                            format!("this check's message cannot be built: {}", error.message);
-                        tracer.notes.push(
-                            Diagnostic::warning(error.code, at, text)
-                                .with_label("built when the check fails")
-                                .with_help("when the check fails, it raises this error instead of its message"),
-                        );
-                    }
+                let Some(tracer) = self.tracer.as_mut() else {
+                    return Ok(CheckMessage::Fails(error));
+                };
+                if let Some(mark) = mark {
+                    tracer.rewind(mark);
+                }
+                if tracer.hintless {
+                    // `tsl check` and editors say so: the message is broken whatever the
+                    // values.
+                    let at = error.span.unwrap_or(message.span);
+                    let text = format!("this check's message cannot be built: {}", error.message);
+                    tracer.notes.push(
+                        Diagnostic::warning(error.code, at, text)
+                            .with_label("built when the check fails")
+                            .with_help(
+                                "when the check fails, it raises this error instead of its message",
+                            ),
+                    );
                 }
                 Ok(CheckMessage::Fails(error))
             }
