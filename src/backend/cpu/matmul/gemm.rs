@@ -17,7 +17,7 @@
 //! data already in L1; with them a 1024 x 1024 product took 5 to 8% less time.
 //!
 //! Threads: up to `SPAN` depth blocks of B are packed at once, by all threads, and each thread
-//! then computes one part of C (an even share of whole tiles of rows) through all of them, so
+//! then computes one part of C (an even share of the rows) through all of them, so
 //! a 1024 x 1024 product costs two fork-joins instead of two per depth block, and no thread
 //! waits at a barrier for another's last row block. The packed span is kept for the next
 //! product, so a product does not zero-fill and fault in a fresh buffer. A caller that
@@ -281,9 +281,14 @@ fn keep_span(packed: Vec<f32>) {
 /// A part of C that one task computes: its first row and first panel of B, and its view.
 type Unit<'a> = (usize, usize, ArrayViewMut2<'a, f32>);
 
-/// The parts of C for the tasks of a span: one per thread, each of whole tiles of rows and as
-/// even as whole tiles allow; when there are fewer tiles of rows than threads, the rows are
-/// also split into groups of whole panels of B (A's rows are then packed once per group).
+/// The parts of C for the tasks of a span: one per thread, with as even a share of the rows as
+/// can be; when there are fewer tiles of rows than threads, the rows are also split into
+/// groups of whole panels of B (A's rows are then packed once per group). A share need not be
+/// whole tiles: a part's last tile of fewer rows runs on a kernel of its height
+/// ([`Block::full_tiles`]). Split into whole tiles, the two parts of a 1024-row product had 516
+/// and 508 rows, and the thread with 43 tiles finished 1.3% after the other; as 512 rows each
+/// (42 tiles and one of 8 rows), the product took 0.1 to 0.4% less time (300 x 300: 2.5%,
+/// 2048 x 2048: 0.8%).
 fn parts(out: ArrayViewMut2<'_, f32>, parallel: bool) -> Vec<Unit<'_>> {
     let (rows, columns) = out.dim();
     let wanted = if parallel {
@@ -298,16 +303,15 @@ fn parts(out: ArrayViewMut2<'_, f32>, parallel: bool) -> Vec<Unit<'_>> {
     let mut units = Vec::new();
     let mut rest = out;
     for part in 0..row_parts {
-        let (first, end) = (tiles * part / row_parts, tiles * (part + 1) / row_parts);
-        let height = (end * MR).min(rows) - first * MR;
-        let (mut part_rows, tail) = rest.split_at(Axis(0), height);
+        let (first, end) = (rows * part / row_parts, rows * (part + 1) / row_parts);
+        let (mut part_rows, tail) = rest.split_at(Axis(0), end - first);
         rest = tail;
         for group in 0..groups {
             let (first_panel, end) = (panels * group / groups, panels * (group + 1) / groups);
             let width = (end * NR).min(columns) - first_panel * NR;
             let (unit, tail) = part_rows.split_at(Axis(1), width);
             part_rows = tail;
-            units.push((first * MR, first_panel, unit));
+            units.push((first, first_panel, unit));
         }
     }
     units
@@ -372,10 +376,11 @@ impl Block<'_> {
         let columns = out.ncols();
         let right = &self.packed_right[first_panel * NR * depth..];
         let right = &right[..columns.div_ceil(NR) * NR * depth];
-        // Full tiles of a C with contiguous rows: cut from row slices, which costs less than
-        // slicing views. The rest (edge tiles, or every tile of a strided C) goes through views.
+        // Tiles of full width of a C with contiguous rows: cut from row slices, which costs
+        // less than slicing views. The rest (the last panel's columns when it is narrower, or
+        // every tile of a strided C) goes through views.
         let (full_rows, full_columns) = if out.strides()[1] == 1 {
-            (out.nrows() / MR * MR, columns / NR * NR)
+            (out.nrows(), columns / NR * NR)
         } else {
             (0, 0)
         };
@@ -396,34 +401,53 @@ impl Block<'_> {
         }
     }
 
-    /// Every tile of `MR` of `rows` and `NR` columns of each panel in `right`.
-    /// Tile by tile along the rows: each panel of A stays in L1 while the panels of B stream
-    /// from L2. Before a tile of a later depth block, the lines of C that the next tile along
-    /// its rows reads and writes are asked for (3 to 5% of a 1024 x 1024 product; the burst
-    /// stalls the tile a little on the line-fill buffers, and asking for them in shares
-    /// during the tile was no faster). The first depth block only writes C, and its stores
-    /// wait for their lines in the store buffer without stalling the tile: asking for them
-    /// too made 1024 x 1024 and 2048 x 2048 products about 1% slower.
+    /// Every tile of `rows` (`MR` rows at a time, the last maybe fewer) and `NR` columns of
+    /// each panel in `right`. A last tile of fewer rows runs on the kernel of its height (of 9
+    /// rows for 7 to 9: see [`multiply_tile`]).
     fn full_tiles(&self, rows: &mut [&mut [f32]], right: &[f32], packed: &[f32]) {
         let depth = self.left.ncols();
         let lefts = packed.chunks_exact(depth * MR);
-        for (rows, left) in rows.chunks_exact_mut(MR).zip(lefts) {
-            for (panel, right) in right.chunks_exact(depth * NR).enumerate() {
-                let columns = panel * NR..panel * NR + NR;
-                let mut tile_rows = rows.iter_mut().map(|row| {
-                    let row = row.get_mut(columns.clone());
-                    row.and_then(|row| <&mut [f32; NR]>::try_from(row).ok())
-                });
-                let mut tile: [Option<&mut [f32; NR]>; MR] =
-                    std::array::from_fn(|_| tile_rows.next().flatten());
-                if !self.first {
-                    for row in tile.iter().flatten() {
-                        let next = row.as_ptr().addr() + size_of::<[f32; NR]>();
-                        prefetch::lines(next, size_of::<[f32; NR]>(), Intent::Write);
-                    }
-                }
-                full_tile(left, right, &mut tile, self.first);
+        for (rows, left) in rows.chunks_mut(MR).zip(lefts) {
+            match rows.len() {
+                1 => self.tile_row::<1>(rows, left, right),
+                2 => self.tile_row::<2>(rows, left, right),
+                3 => self.tile_row::<3>(rows, left, right),
+                4 => self.tile_row::<4>(rows, left, right),
+                5 => self.tile_row::<5>(rows, left, right),
+                6 => self.tile_row::<6>(rows, left, right),
+                7..=9 => self.tile_row::<9>(rows, left, right),
+                10 => self.tile_row::<10>(rows, left, right),
+                11 => self.tile_row::<11>(rows, left, right),
+                _ => self.tile_row::<MR>(rows, left, right),
             }
+        }
+    }
+
+    /// The tiles of `rows` (at most `R`) with each panel in `right`, along the rows: the panel
+    /// of A stays in L1 while the panels of B stream from L2. Before a tile of a later depth
+    /// block, the lines of C that the next tile along its rows reads and writes are asked for
+    /// (3 to 5% of a 1024 x 1024 product; the burst stalls the tile a little on the line-fill
+    /// buffers, and asking for them in shares during the tile was no faster). The first depth
+    /// block only writes C, and its stores wait for their lines in the store buffer without
+    /// stalling the tile: asking for them too made 1024 x 1024 and 2048 x 2048 products about
+    /// 1% slower.
+    fn tile_row<const R: usize>(&self, rows: &mut [&mut [f32]], left: &[f32], right: &[f32]) {
+        let depth = self.left.ncols();
+        for (panel, right) in right.chunks_exact(depth * NR).enumerate() {
+            let columns = panel * NR..panel * NR + NR;
+            let mut tile_rows = rows.iter_mut().map(|row| {
+                let row = row.get_mut(columns.clone());
+                row.and_then(|row| <&mut [f32; NR]>::try_from(row).ok())
+            });
+            let mut tile: [Option<&mut [f32; NR]>; R] =
+                std::array::from_fn(|_| tile_rows.next().flatten());
+            if !self.first {
+                for row in tile.iter().flatten() {
+                    let next = row.as_ptr().addr() + size_of::<[f32; NR]>();
+                    prefetch::lines(next, size_of::<[f32; NR]>(), Intent::Write);
+                }
+            }
+            full_tile(left, right, &mut tile, self.first);
         }
     }
 }
@@ -568,8 +592,8 @@ fn scatter<'a>(
 }
 
 /// One tile of `out` (up to `MR x NR`) over a whole depth block, through a buffer with only
-/// as many rows as the tile has, so a product with one row does no work for eleven. (Full
-/// tiles of a C with contiguous rows never come here: [`Block::full_tiles`] takes them.)
+/// as many rows as the tile has, so a product with one row does no work for eleven. (Tiles of
+/// full width of a C with contiguous rows never come here: [`Block::full_tiles`] takes them.)
 ///
 /// Tiles of 7 and 8 rows (AVX-512 only) run the 9-row kernel (the packed panel's padding
 /// rows are zeros, and the extra rows are never written back): LLVM vectorises the 7- and
@@ -594,11 +618,17 @@ fn multiply_tile(left: &[f32], right: &[f32], mut out: ArrayViewMut2<'_, f32>, f
     }
 }
 
-/// A full tile whose rows are slices of C (all present: the caller checked the strides).
-/// Kept out of line so its code is the same wherever it is used.
+/// A tile of full width whose rows are slices of C (`None` past the last row of C: those
+/// rows of the kernel compute from A's zero padding and are never written). Kept out of line
+/// so its code is the same wherever it is used.
 #[inline(never)]
-fn full_tile(left: &[f32], right: &[f32], out: &mut [Option<&mut [f32; NR]>; MR], first: bool) {
-    let mut tile = [[0.0; NR]; MR];
+fn full_tile<const R: usize>(
+    left: &[f32],
+    right: &[f32],
+    out: &mut [Option<&mut [f32; NR]>; R],
+    first: bool,
+) {
+    let mut tile = [[0.0; NR]; R];
     if !first {
         for (tile, row) in tile.iter_mut().zip(out.iter()) {
             if let Some(row) = row {
@@ -606,7 +636,7 @@ fn full_tile(left: &[f32], right: &[f32], out: &mut [Option<&mut [f32; NR]>; MR]
             }
         }
     }
-    let tile = kernel::<MR>(left, right, tile);
+    let tile = kernel::<R>(left, right, tile);
     for (tile, row) in tile.iter().zip(out.iter_mut()) {
         if let Some(row) = row {
             **row = *tile;
