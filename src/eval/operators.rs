@@ -642,12 +642,12 @@ fn unsupported(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Box<crate::dia
     }
 }
 
-fn overflow(span: Span) -> Box<crate::diag::Diagnostic> {
+pub(in crate::eval) fn overflow(span: Span) -> Box<crate::diag::Diagnostic> {
     error(Code::ValueError, span, "integer overflow")
         .with_help("ints are 64-bit; the result does not fit")
         .into()
 }
 
-fn division_by_zero(span: Span) -> Box<crate::diag::Diagnostic> {
+pub(in crate::eval) fn division_by_zero(span: Span) -> Box<crate::diag::Diagnostic> {
     error(Code::ValueError, span, "division by zero").into()
 }

@@ -57,6 +57,15 @@ impl ShapeEnv {
         Ok(self.eval_value(expr, values)? != 0)
     }
 
+    /// Overflow or division by zero computing `expr` with every backed symbol at its hint
+    /// (`None` when it computes, or needs an unbacked symbol's value).
+    pub fn arithmetic_error_at_hints(&self, expr: ExprId) -> Option<EvalError> {
+        match self.eval_hint(expr) {
+            Err(error @ (EvalError::Overflow | EvalError::DivisionByZero)) => Some(error),
+            _ => None,
+        }
+    }
+
     /// The value with every backed symbol at its hint (unbacked symbols are unbound).
     pub(super) fn eval_hint(&self, expr: ExprId) -> Value {
         self.eval_value(expr, &|symbol| self.symbols[symbol.index()].hint())

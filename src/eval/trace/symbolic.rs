@@ -4,11 +4,12 @@
 
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::DType;
+use crate::eval::operators::{division_by_zero, overflow};
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, error};
 use crate::graph::shape::Cmp;
 use crate::source::Span;
-use crate::sym::{Decision, ExprId, IntDecision, Mode, ShapeEnv, SymError};
+use crate::sym::{Decision, EvalError, ExprId, IntDecision, Mode, ShapeEnv, SymError};
 use crate::syntax::ast::BinaryOp;
 
 /// How a symbolic condition is asked (the tracing helpers of spec §6).
@@ -103,20 +104,31 @@ impl Interpreter {
         self.symbolic_result(result, span).map(Some)
     }
 
+    /// The value of arithmetic on sizes. Arithmetic that overflows or divides by zero at the
+    /// call's own sizes (the hints of the input sizes) fails here, as eager code fails at
+    /// this point: the expression would otherwise be computed only where the graph uses it,
+    /// after errors of later operations that eager code never reaches (`x @ (n ** 64)` is
+    /// an overflow, not a type error of `@`). Sizes from data have no hint, and a trace
+    /// without hints only stand-ins: their arithmetic is checked when the graph runs.
     fn symbolic_result(
         &mut self,
         result: std::result::Result<ExprId, SymError>,
         span: Span,
     ) -> Result<Value> {
         let expr = result.map_err(|error| -> Box<Diagnostic> {
-            let message = match error {
-                SymError::DivisionByZero => "division by zero".to_string(),
-                SymError::Overflow => "integer overflow".to_string(),
-                other => other.to_string(),
-            };
-            error_at(Code::ValueError, span, message)
+            match error {
+                SymError::DivisionByZero => division_by_zero(span),
+                SymError::Overflow => overflow(span),
+                other => error_at(Code::ValueError, span, other.to_string()),
+            }
         })?;
-        Ok(self.symbolic_value(expr))
+        // A trace without hints (`tsl check`) has stand-ins for the sizes, not a call's.
+        let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
+        match self.env().arithmetic_error_at_hints(expr) {
+            Some(EvalError::DivisionByZero) if !hintless => Err(division_by_zero(span)),
+            Some(_) if !hintless => Err(overflow(span)),
+            _ => Ok(self.symbolic_value(expr)),
+        }
     }
 
     /// The value an expression stands for: a constant, a symbolic bool or a symbolic int.
