@@ -165,7 +165,11 @@ impl Interpreter {
 
     /// A symbolic condition as a bool (see [`Interpreter::conditions_as_numbers`]); other
     /// values as they are.
-    fn condition_as_number(&mut self, value: Value, span: Span) -> Result<Value> {
+    pub(in crate::eval) fn condition_as_number(
+        &mut self,
+        value: Value,
+        span: Span,
+    ) -> Result<Value> {
         let Value::SymBool(cond) = value else {
             return Ok(value);
         };

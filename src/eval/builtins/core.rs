@@ -478,6 +478,21 @@ pub fn sym_int_tensor(
     Ok(scalar.swap_remove(0))
 }
 
+/// An operand for a tensor operation from a tensor or host value (symbolic ones included); a
+/// symbolic condition counts as the bool it is decided to be, as in arithmetic
+/// ([`Interpreter::condition_as_number`]), since eager code has a bool there.
+pub fn decided_operand(
+    interpreter: &mut Interpreter,
+    value: &Value,
+    span: crate::source::Span,
+) -> Result<Option<Operand>> {
+    if !matches!(value, Value::SymBool(_)) {
+        return Ok(scalar_operand(value));
+    }
+    let value = interpreter.condition_as_number(value.clone(), span)?;
+    Ok(scalar_operand(&value))
+}
+
 /// An operand for a tensor operation from a tensor or host value (symbolic ones included).
 pub fn scalar_operand(value: &Value) -> Option<Operand> {
     match value {

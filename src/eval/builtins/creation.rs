@@ -151,7 +151,7 @@ fn stacked(interpreter: &mut Interpreter, data: &Value, span: Span) -> Result<Va
         Value::Tensor(tensor) => tensor.ndim() == 0,
         _ => true,
     };
-    let operand = super::core::scalar_operand(data)
+    let operand = super::core::decided_operand(interpreter, data, span)?
         .filter(|_| element)
         .ok_or_else(|| -> Box<crate::diag::Diagnostic> {
             error(
@@ -202,7 +202,7 @@ pub fn full(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         _ => vec![args.size(0)?],
     };
     let value = args.required(1)?;
-    let fill = super::core::scalar_operand(value)
+    let fill = super::core::decided_operand(interpreter, value, args.span(1))?
         .ok_or_else(|| args.wrong(1, "a number or bool", value))?;
     let dtype = args.dtype(2)?.unwrap_or(fill.meta().dtype);
     interpreter.apply_one(Op::Full { shape, dtype }, vec![fill], args.span)

@@ -2,7 +2,7 @@
 //! `randn_like`), `masked_fill` and `clone`. None needs an op of its own: they lower to
 //! `full`, `randn` and `where`, and `clone` is the tensor itself (values are immutable).
 
-use super::core::scalar_operand;
+use super::core::decided_operand;
 use crate::diag::{Code, Result};
 use crate::dtype::{DType, Scalar};
 use crate::eval::args::{Bound, CallArgs};
@@ -48,7 +48,11 @@ pub fn ones_like(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value>
 pub fn full_like_builtin(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("full_like", &["x", "fill_value", "dtype"])?;
     let value = args.required(1)?;
-    let fill = number_operand(value).ok_or_else(|| args.wrong(1, "a number or bool", value))?;
+    let fill = match value {
+        Value::Tensor(_) => None,
+        other => decided_operand(interpreter, other, args.span(1))?,
+    };
+    let fill = fill.ok_or_else(|| args.wrong(1, "a number or bool", value))?;
     full_like(interpreter, &args, fill, 2)
 }
 
@@ -70,15 +74,6 @@ pub fn randn_like(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value
         shape: tensor.dims(),
     };
     interpreter.apply_one(op, vec![], args.span)
-}
-
-/// A host number or bool (or, while tracing, a symbolic int or a float read from data) as
-/// an operand; tensors are refused.
-fn number_operand(value: &Value) -> Option<Operand> {
-    match value {
-        Value::Tensor(_) => None,
-        other => scalar_operand(other),
-    }
 }
 
 /// `masked_fill(x, mask, value)`: `value` where `mask` is true, `x` elsewhere, in `x`'s dtype
@@ -120,7 +115,8 @@ fn fill_value(interpreter: &mut Interpreter, args: &Bound, dtype: DType) -> Resu
         )
         .into());
     }
-    let fill = scalar_operand(value).ok_or_else(|| args.wrong(2, "a number or bool", value))?;
+    let fill = decided_operand(interpreter, value, args.span(2))?
+        .ok_or_else(|| args.wrong(2, "a number or bool", value))?;
     if fill.meta().dtype <= dtype {
         return Ok(fill);
     }

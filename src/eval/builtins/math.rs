@@ -1,6 +1,6 @@
 //! Elementwise functions, casts, reductions, scans and matmul.
 
-use super::core::scalar_operand;
+use super::core::decided_operand;
 use super::on_tensor;
 use crate::diag::{Code, Result};
 use crate::dtype::DType;
@@ -56,9 +56,10 @@ pub fn isinf(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 }
 
 /// The operand at `index`: a tensor or a number.
-fn operand(args: &Bound, index: usize) -> Result<Operand> {
+fn operand(interpreter: &mut Interpreter, args: &Bound, index: usize) -> Result<Operand> {
     let value = args.required(index)?;
-    scalar_operand(value).ok_or_else(|| args.wrong(index, "a tensor or a number", value))
+    decided_operand(interpreter, value, args.span(index))?
+        .ok_or_else(|| args.wrong(index, "a tensor or a number", value))
 }
 
 /// A binary elementwise operation on arguments 0 and 1.
@@ -67,7 +68,10 @@ pub fn elementwise_pair(
     args: &Bound,
     op: BinaryOp,
 ) -> Result<Value> {
-    let operands = vec![operand(args, 0)?, operand(args, 1)?];
+    let operands = vec![
+        operand(interpreter, args, 0)?,
+        operand(interpreter, args, 1)?,
+    ];
     interpreter.apply_one(Op::Binary(op), operands, args.span)
 }
 
@@ -84,7 +88,11 @@ pub fn minimum(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 pub fn where_(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("where", &["condition", "x", "y"])?;
     let condition = Operand::Tensor(args.tensor(0)?);
-    let operands = vec![condition, operand(&args, 1)?, operand(&args, 2)?];
+    let operands = vec![
+        condition,
+        operand(interpreter, &args, 1)?,
+        operand(interpreter, &args, 2)?,
+    ];
     interpreter.apply_one(Op::Where, operands, args.span)
 }
 
@@ -93,7 +101,7 @@ pub fn clamp(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let mut operands = vec![Operand::Tensor(args.tensor(0)?)];
     for index in [1, 2] {
         if args.get(index).is_some() {
-            operands.push(operand(&args, index)?);
+            operands.push(operand(interpreter, &args, index)?);
         }
     }
     if operands.len() == 1 {
