@@ -288,15 +288,28 @@ pub fn repeat_interleave(
         Some(dim) => x.shape[dim],
         None => numel(sizes, &x.shape)?,
     };
-    if let Some(&length) = counts.shape.first()
-        && sizes.decide(length, Cmp::Eq, Dim::ONE) != Some(true)
-    {
+    // One count repeats every element; a number of counts from data is taken to be one
+    // per element, and an assert names that assumption.
+    if let Some(&length) = counts.shape.first() {
+        let single = sizes.decide(length, Cmp::Eq, Dim::ONE);
         let message = format!(
             "repeat_interleave() needs one count per element: {} counts for {} elements",
             sizes.show(length),
             sizes.show(target)
         );
-        sizes.require(length, Cmp::Eq, target, &|| message.clone())?;
+        let assumption = format!(
+            "one count per element, {} counts for {} elements (compiled code does not repeat \
+             every element by a single count when the number of counts comes from data)",
+            sizes.show(length),
+            sizes.show(target)
+        );
+        match single {
+            Some(true) => {}
+            Some(false) => sizes.require(length, Cmp::Eq, target, &|| message.clone())?,
+            None => sizes.assume_general(length, Cmp::Eq, target, &|| message.clone(), &|| {
+                assumption.clone()
+            })?,
+        }
     }
     let repeated = sizes.fresh("repeat_interleave()", None);
     Ok(match dim {
