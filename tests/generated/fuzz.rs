@@ -79,12 +79,19 @@ struct Source {
     text: String,
 }
 
+/// Files not mutated: most of their mutants are one edit away from arithmetic on a float
+/// read from data near the limits of `f32` (`t * 1e30`, `t - 1e30`), which the graph computes
+/// in `f32` and eager code in `f64`, a documented difference (docs/language.md, "When a
+/// trace fails"); a campaign found little else in them, and they buried its other findings.
+const NOT_MUTATED: [&str; 1] = ["tests/suite/tracing/float_from_data_compared_exactly.tsl"];
+
 /// The suite (with the modules its files use) and the examples.
 fn corpus() -> Vec<Source> {
     let mut files = tsl_files(&root().join("tests/suite"));
     files.extend(tsl_files(&root().join("examples")));
     files
         .into_iter()
+        .filter(|path| !NOT_MUTATED.iter().any(|skipped| path.ends_with(skipped)))
         .map(|path| Source {
             relative: path.strip_prefix(root()).unwrap_or(&path).to_path_buf(),
             text: std::fs::read_to_string(&path).expect("corpus files are UTF-8"),
