@@ -278,6 +278,19 @@ impl Diagnostic {
         .with_help(REPORT_HELP)
     }
 
+    /// Integer arithmetic whose result leaves the 64-bit range (`value-error`), in eager
+    /// code's words wherever it is computed (host arithmetic, or sizes when a graph runs).
+    pub fn integer_overflow(span: Span) -> Diagnostic {
+        Diagnostic::error(Code::ValueError, span, "integer overflow")
+            .with_help("ints are 64-bit; the result does not fit")
+    }
+
+    /// Integer division or modulo by zero (`value-error`), in eager code's words wherever it
+    /// is computed.
+    pub fn division_by_zero(span: Span) -> Diagnostic {
+        Diagnostic::error(Code::ValueError, span, "division by zero")
+    }
+
     /// An error with no source location, such as a script file that cannot be read.
     pub fn without_span(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(code, Severity::Error, None, message.into())

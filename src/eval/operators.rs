@@ -708,21 +708,16 @@ enum ExactNumber {
 
 impl ExactNumber {
     /// How the nearest `f32` compares with the number (`None` for a NaN).
-    fn nearest(self) -> (f32, Option<std::cmp::Ordering>) {
+    fn nearest(self) -> (f32, Option<Ordering>) {
         match self {
             ExactNumber::Float(x) => {
                 let nearest = x as f32;
                 (nearest, f64::from(nearest).partial_cmp(&x))
             }
             ExactNumber::Int(i) => {
+                // The nearest `f32` of an `i64` is a finite integer that fits an `i128`.
                 let nearest = i as f32;
-                // Every `f32` within the range of `i64` is an integer that fits an `i128`.
-                let order = if nearest.is_finite() {
-                    Some((nearest as i128).cmp(&i128::from(i)))
-                } else {
-                    Some(std::cmp::Ordering::Greater)
-                };
-                (nearest, order)
+                (nearest, Some((nearest as i128).cmp(&i128::from(i))))
             }
         }
     }
@@ -730,7 +725,7 @@ impl ExactNumber {
     /// The largest `f32` not above the number (a NaN for a NaN).
     fn below(self) -> f32 {
         match self.nearest() {
-            (nearest, Some(std::cmp::Ordering::Greater)) => nearest.next_down(),
+            (nearest, Some(Ordering::Greater)) => nearest.next_down(),
             (nearest, _) => nearest,
         }
     }
@@ -738,7 +733,7 @@ impl ExactNumber {
     /// The smallest `f32` not below the number (a NaN for a NaN).
     fn above(self) -> f32 {
         match self.nearest() {
-            (nearest, Some(std::cmp::Ordering::Less)) => nearest.next_up(),
+            (nearest, Some(Ordering::Less)) => nearest.next_up(),
             (nearest, _) => nearest,
         }
     }
@@ -746,20 +741,18 @@ impl ExactNumber {
     /// The number as an `f32`, when it is one.
     fn exact(self) -> Option<f32> {
         match self.nearest() {
-            (nearest, Some(std::cmp::Ordering::Equal)) => Some(nearest),
+            (nearest, Some(Ordering::Equal)) => Some(nearest),
             _ => None,
         }
     }
 }
 
 pub(in crate::eval) fn overflow(span: Span) -> Box<crate::diag::Diagnostic> {
-    error(Code::ValueError, span, "integer overflow")
-        .with_help("ints are 64-bit; the result does not fit")
-        .into()
+    crate::diag::Diagnostic::integer_overflow(span).into()
 }
 
 pub(in crate::eval) fn division_by_zero(span: Span) -> Box<crate::diag::Diagnostic> {
-    error(Code::ValueError, span, "division by zero").into()
+    crate::diag::Diagnostic::division_by_zero(span).into()
 }
 
 #[cfg(test)]

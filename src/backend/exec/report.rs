@@ -103,12 +103,8 @@ pub(super) fn unevaluable_check(error: &impl std::fmt::Display, node: &Node) -> 
 /// expression is the user's arithmetic on sizes, such as `n ** 64`).
 pub(super) fn uncomputable_size(error: EvalError, node: &Node) -> Box<Diagnostic> {
     match error {
-        EvalError::Overflow => failure(
-            Diagnostic::error(Code::ValueError, node.span, "integer overflow")
-                .with_help("ints are 64-bit; the result does not fit"),
-            node,
-        ),
-        EvalError::DivisionByZero => value_error("division by zero".to_string(), node),
+        EvalError::Overflow => failure(Diagnostic::integer_overflow(node.span), node),
+        EvalError::DivisionByZero => failure(Diagnostic::division_by_zero(node.span), node),
         other => value_error(
             format!("a size of this operation cannot be computed: {other}"),
             node,

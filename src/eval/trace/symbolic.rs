@@ -124,10 +124,15 @@ impl Interpreter {
         })?;
         // A trace without hints (`tsl check`) has stand-ins for the sizes, not a call's.
         let hintless = self.tracer.as_ref().is_some_and(|tracer| tracer.hintless);
-        match self.env().arithmetic_error_at_hints(expr) {
-            Some(EvalError::DivisionByZero) if !hintless => Err(division_by_zero(span)),
-            Some(_) if !hintless => Err(overflow(span)),
-            _ => Ok(self.symbolic_value(expr)),
+        let failure = if hintless {
+            None
+        } else {
+            self.env().arithmetic_error_at_hints(expr)
+        };
+        match failure {
+            Some(EvalError::DivisionByZero) => Err(division_by_zero(span)),
+            Some(_) => Err(overflow(span)),
+            None => Ok(self.symbolic_value(expr)),
         }
     }
 
