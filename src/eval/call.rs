@@ -103,6 +103,10 @@ impl Interpreter {
             Flow::Return(value, span) => (value, span),
             Flow::Next => (Value::None, function.def.body.span),
         };
+        // The traced function's own body finishes last, so its return is what stays.
+        if let Some(tracer) = self.tracer.as_mut() {
+            tracer.graph.output_span = span;
+        }
         if let Some(annotation) = &function.def.returns {
             self.check_annotation(&value, annotation, "the return value", span, &mut dims)
                 .map_err(|mut diagnostic| {

@@ -325,6 +325,9 @@ pub struct Graph {
     pub name: String,
     pub nodes: Vec<Node>,
     pub output: Output,
+    /// Where the traced function returns: an error computing a returned size or condition
+    /// when the graph runs points here (not printed; a parsed graph has the default).
+    pub output_span: Span,
     /// The symbols, facts and guards of the trace.
     pub env: ShapeEnv,
     /// How each backed symbol is read from the arguments.
@@ -348,6 +351,7 @@ impl Graph {
             name: name.into(),
             nodes: Vec::new(),
             output: Output::None,
+            output_span: Span::default(),
             env,
             backed: Vec::new(),
             constants: 0,

@@ -685,11 +685,11 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             Output::Int(Dim::Known(value)) => RunValue::Int(*value),
             Output::Int(Dim::Sym(expr)) => RunValue::Int(
                 env.eval_int(*expr, &|symbol| self.value(symbol))
-                    .map_err(|_| missing())?,
+                    .map_err(|error| report::uncomputable_output(error, &plan.graph, *expr))?,
             ),
             Output::SymBool(expr) => RunValue::Bool(
                 env.eval_bool(*expr, &|symbol| self.value(symbol))
-                    .map_err(|_| missing())?,
+                    .map_err(|error| report::uncomputable_output(error, &plan.graph, *expr))?,
             ),
             Output::Scalar(value) => {
                 let tensor = slots[plan.slot(*value)].clone().ok_or_else(missing)?;

@@ -5,11 +5,11 @@ use crate::backend::error::{KernelError, format_shape};
 use crate::backend::host;
 use crate::diag::{Code, Diagnostic};
 use crate::dtype::{DType, Scalar, format_f64};
-use crate::graph::ir::{Node, NodeKind};
+use crate::graph::ir::{Graph, Node, NodeKind};
 use crate::graph::op::Op;
 use crate::graph::shape::Meta;
 use crate::source::Span;
-use crate::sym::EvalError;
+use crate::sym::{EvalError, ExprId};
 
 /// A diagnostic raised by `node`, with the calls inside the compiled function that led to it.
 pub(super) fn failure(mut diagnostic: Diagnostic, node: &Node) -> Box<Diagnostic> {
@@ -110,6 +110,29 @@ pub(super) fn uncomputable_size(error: EvalError, node: &Node) -> Box<Diagnostic
             node,
         ),
     }
+}
+
+/// A returned size or condition that cannot be computed from the run's symbols (`n * big`
+/// with `n` from data): eager arithmetic's error, at the function's `return`.
+pub(super) fn uncomputable_output(
+    error: EvalError,
+    graph: &Graph,
+    expr: ExprId,
+) -> Box<Diagnostic> {
+    let span = graph.output_span;
+    let diagnostic = match error {
+        EvalError::Overflow => Diagnostic::integer_overflow(span),
+        EvalError::DivisionByZero => Diagnostic::division_by_zero(span),
+        other => Diagnostic::internal(
+            span,
+            format!("a value the compiled graph returns cannot be computed: {other}"),
+        ),
+    };
+    let returned = graph.env.display(expr);
+    Box::new(diagnostic.with_note(format!(
+        "computing `{returned}`, which `{}` returns, when the graph runs",
+        graph.name
+    )))
 }
 
 pub(super) fn unevaluable_predicate(
