@@ -35,6 +35,18 @@ impl Cmp {
         }
     }
 
+    /// The comparison with its sides swapped: `a <op> b` is `b <op.flipped()> a`.
+    #[must_use]
+    pub fn flipped(self) -> Cmp {
+        match self {
+            Cmp::Lt => Cmp::Gt,
+            Cmp::Le => Cmp::Ge,
+            Cmp::Gt => Cmp::Lt,
+            Cmp::Ge => Cmp::Le,
+            same => same,
+        }
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             Cmp::Eq => "==",

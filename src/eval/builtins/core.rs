@@ -242,7 +242,8 @@ fn pick(
         )
         .into());
     };
-    if items.iter().any(|item| matches!(item, Value::SymInt(_))) {
+    let int = |item: &Value| matches!(item, Value::Int(_) | Value::SymInt(_));
+    if items.iter().any(|item| matches!(item, Value::SymInt(_))) && items.iter().all(int) {
         return symbolic_extremum(interpreter, items, args, pairwise);
     }
     let better = if pairwise == BinaryOp::Minimum {
@@ -252,16 +253,89 @@ fn pick(
     };
     let mut best = first.clone();
     for item in &items[1..] {
-        if !matches!(item, Value::Int(_) | Value::Float(_) | Value::Bool(_)) {
+        let number = matches!(
+            item,
+            Value::Int(_)
+                | Value::Float(_)
+                | Value::Bool(_)
+                | Value::SymInt(_)
+                | Value::SymBool(_)
+                | Value::RuntimeScalar(_)
+        );
+        if !number {
             return Err(args.wrong(0, "numbers", item));
         }
-        if let Value::Bool(true) =
-            interpreter.binary(better, item.clone(), best.clone(), args.span)?
-        {
-            best = item.clone();
-        }
+        // As eager code: an item replaces the best so far only when strictly better. A
+        // condition on sizes is decided (guarded, or a `data-dependent-guard` on data).
+        let wins = match interpreter.binary(better, item.clone(), best.clone(), args.span)? {
+            Value::SymBool(cond) => Value::Bool(
+                interpreter
+                    .decide(cond, args.span, Ask::Normal)
+                    .map_err(|diagnostic| which_is_better(diagnostic, args))?,
+            ),
+            wins => wins,
+        };
+        best = match wins {
+            Value::Bool(true) => item.clone(),
+            Value::RuntimeScalar(wins) => runtime_pick(interpreter, wins, item, best, args)?,
+            _ => best,
+        };
     }
     Ok(best)
+}
+
+/// A `data-dependent-guard` on which number `min`/`max` picks, with help for that question.
+fn which_is_better(
+    mut diagnostic: Box<Diagnostic>,
+    args: &crate::eval::args::Bound,
+) -> Box<Diagnostic> {
+    if diagnostic.code == Code::DataDependentGuard {
+        diagnostic.help = Some(format!(
+            "which number {}() picks depends on data here, and eager code returns that one \
+             with its type: give the numbers one type (a float and `float(n)`, for example) \
+             so the graph picks when it runs, or state what holds first with `check`",
+            args.function()
+        ));
+    }
+    diagnostic
+}
+
+/// The better of `item` and `best` where which one it is is known only when the graph runs
+/// (`wins`, a bool read from data): both floats, the value the graph picks; otherwise the
+/// result's type would depend on data (eager `max(t, 2)` is an int or a float), so it is
+/// refused as a question on data.
+fn runtime_pick(
+    interpreter: &mut Interpreter,
+    wins: crate::eval::value::TensorValue,
+    item: &Value,
+    best: Value,
+    args: &crate::eval::args::Bound,
+) -> Result<Value> {
+    let float = |value: &Value| match value {
+        Value::Float(_) => true,
+        Value::RuntimeScalar(tensor) => tensor.dtype() == DType::F32,
+        _ => false,
+    };
+    if !(float(item) && float(&best)) {
+        return Err(error(
+            Code::DataDependentGuard,
+            args.span,
+            format!(
+                "{}() of an int and a float depends on data: eager code returns one or the other type",
+                args.function()
+            ),
+        )
+        .with_help("make both numbers floats (`2.0`, `float(n)`) or both ints")
+        .into());
+    }
+    let operands = [Value::RuntimeScalar(wins), item.clone(), best]
+        .iter()
+        .map(|value| scalar_operand(value).ok_or_else(|| args.wrong(0, "numbers", value)))
+        .collect::<Result<Vec<_>>>()?;
+    match interpreter.apply_one(Op::Where, operands, args.span)? {
+        Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
+        other => Ok(other),
+    }
 }
 
 /// `min`/`max` of ints some of which are symbolic: a symbolic `min`/`max`.

@@ -45,6 +45,9 @@ impl Interpreter {
             };
             return self.symbolic_result(result, span).map(Some);
         }
+        if let Some(value) = self.int_against_float(op, a, b, span)? {
+            return Ok(Some(value));
+        }
         let (Some(x), Some(mut y)) = (self.int_expr(a), self.int_expr(b)) else {
             return Ok(None);
         };
@@ -101,6 +104,51 @@ impl Interpreter {
             BinaryOp::Ge => env.compare(Cmp::Ge, x, y),
             _ => return Ok(None),
         };
+        self.symbolic_result(result, span).map(Some)
+    }
+
+    /// A comparison of a symbolic int with a float, as eager code compares an int with a
+    /// float: the comparison with an int bound (`n > 2.5` is `n > 2`, `n >= 2.5` is `n >= 3`),
+    /// or its answer when no int can meet the float (`n == 2.5`, NaN, infinities, floats
+    /// beyond `i64`). `None` for other operands.
+    fn int_against_float(
+        &mut self,
+        op: BinaryOp,
+        a: &Value,
+        b: &Value,
+        span: Span,
+    ) -> Result<Option<Value>> {
+        // Every i64 lies in [-2^63, 2^63).
+        const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+        let (expr, float, cmp) = match (a, b, comparison(op)) {
+            (Value::SymInt(expr), Value::Float(x), Some(cmp)) => (*expr, *x, cmp),
+            (Value::Float(x), Value::SymInt(expr), Some(cmp)) => (*expr, *x, cmp.flipped()),
+            _ => return Ok(None),
+        };
+        let (floor, ceil) = (float.floor(), float.ceil());
+        let outright = if float.is_nan() {
+            Some(cmp == Cmp::Ne)
+        } else if floor >= LIMIT {
+            Some(matches!(cmp, Cmp::Lt | Cmp::Le | Cmp::Ne))
+        } else if ceil < -LIMIT {
+            Some(matches!(cmp, Cmp::Gt | Cmp::Ge | Cmp::Ne))
+        } else if floor != float && matches!(cmp, Cmp::Eq | Cmp::Ne) {
+            Some(cmp == Cmp::Ne)
+        } else {
+            None
+        };
+        if let Some(answer) = outright {
+            return Ok(Some(Value::Bool(answer)));
+        }
+        // In range and, for `==` and `!=`, integral: the bound is exact as an i64.
+        let bound = match cmp {
+            Cmp::Gt | Cmp::Le => floor,
+            Cmp::Ge | Cmp::Lt => ceil,
+            Cmp::Eq | Cmp::Ne => float,
+        };
+        #[allow(clippy::cast_possible_truncation)]
+        let bound = self.env().int(bound as i64);
+        let result = self.env().compare(cmp, expr, bound);
         self.symbolic_result(result, span).map(Some)
     }
 
@@ -302,4 +350,17 @@ pub(in crate::eval) fn error_at(
     message: impl Into<String>,
 ) -> Box<Diagnostic> {
     error(code, span, message).into()
+}
+
+/// The comparison `op` is, if it is one.
+fn comparison(op: BinaryOp) -> Option<Cmp> {
+    Some(match op {
+        BinaryOp::Eq => Cmp::Eq,
+        BinaryOp::Ne => Cmp::Ne,
+        BinaryOp::Lt => Cmp::Lt,
+        BinaryOp::Le => Cmp::Le,
+        BinaryOp::Gt => Cmp::Gt,
+        BinaryOp::Ge => Cmp::Ge,
+        _ => return None,
+    })
 }
