@@ -45,8 +45,26 @@ impl Interpreter {
                 Value::Int(0) | Value::Bool(false) => return Err(division_by_zero(span)),
                 Value::Float(x) if *x == 0.0 => return Err(division_by_zero(span)),
                 Value::SymInt(divisor) => self.trace_divisor(*divisor, span)?,
+                Value::RuntimeScalar(_) => {
+                    self.require_nonzero(b.clone(), "division by zero", span)?;
+                }
                 _ => {}
             }
+        }
+        if op == BinaryOp::Pow
+            && let Value::RuntimeScalar(base) = &a
+            && base.dtype() != DType::F32
+            && matches!(b, Value::Int(exponent) if exponent < 0)
+        {
+            // An int (or bool) read from data to a negative power is a float, as in eager
+            // code, from a base that must not be 0.
+            self.require_nonzero(a.clone(), "0 cannot be raised to a negative power", span)?;
+            let cast = Op::Cast(DType::F32);
+            let base = match self.apply_one(cast, vec![Operand::Tensor(base.clone())], span)? {
+                Value::Tensor(base) => Value::RuntimeScalar(base),
+                other => other,
+            };
+            return self.runtime_binary(op, base, b, span);
         }
         if !runtime(&a) && !runtime(&b) && (symbolic(&a) || symbolic(&b)) {
             if let Some(value) = self.symbolic_binary(op, &a, &b, span)? {
@@ -127,6 +145,17 @@ impl Interpreter {
             Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
             other => Ok(other),
         }
+    }
+
+    /// Requires a host number read from data not to be 0, where eager code raises
+    /// `value-error` with `message`: a device assert at this point of the program.
+    fn require_nonzero(&mut self, value: Value, message: &str, span: Span) -> Result<()> {
+        if let Value::RuntimeScalar(nonzero) =
+            self.runtime_binary(BinaryOp::Ne, value, Value::Int(0), span)?
+        {
+            self.trace_device_requirement(&nonzero, Code::ValueError, message, span);
+        }
+        Ok(())
     }
 
     /// A symbolic condition in arithmetic, or compared with a number, counts as 0 or 1, as a

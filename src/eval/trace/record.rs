@@ -556,6 +556,33 @@ impl Interpreter {
         );
     }
 
+    /// Requires a host bool read from data (`condition`, a 0-d `bool`) where eager code
+    /// raises `code` with `message` when it is false: a device assert, kept by every pass,
+    /// at this point of the program.
+    pub(in crate::eval) fn trace_device_requirement(
+        &mut self,
+        condition: &TensorValue,
+        code: Code,
+        message: &str,
+        span: Span,
+    ) {
+        let frames = self.node_trace();
+        let tracer = self.tracer_mut();
+        let template = tracer.message_template(message);
+        let value = tracer.tensor_arg(condition, span);
+        tracer.push(
+            NodeKind::DeviceAssert {
+                message: template,
+                code,
+                located: None,
+            },
+            vec![Arg::Tensor(value)],
+            Vec::new(),
+            span,
+            frames,
+        );
+    }
+
     /// Prints the environment's pending events on the enabled log channels.
     pub(in crate::eval) fn flush_logs(&mut self) {
         let Some(tracer) = self.tracer.as_mut() else {
