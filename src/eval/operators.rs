@@ -91,6 +91,18 @@ impl Interpreter {
             parts.extend(self.template_of(std::slice::from_ref(&b), span).0);
             return Ok(Interpreter::string_value(parts));
         }
+        let text = |value: &Value| matches!(value, Value::Template(_) | Value::Str(_));
+        let comparison = matches!(
+            op,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        );
+        if comparison
+            && text(&a)
+            && text(&b)
+            && (matches!(a, Value::Template(_)) || matches!(b, Value::Template(_)))
+        {
+            return Err(run_time_text(Code::DataDependentGuard, span));
+        }
         if let (Some(x), Some(y)) = (number(&a), number(&b)) {
             return scalar_binary(op, x, y, span);
         }
@@ -774,6 +786,20 @@ impl ExactNumber {
             _ => None,
         }
     }
+}
+
+/// Text that shows values known only when the graph runs (`str(k)`, `"{k}"` for a size or a
+/// number from data) cannot be compared or measured while tracing.
+pub(in crate::eval) fn run_time_text(code: Code, span: Span) -> Box<crate::diag::Diagnostic> {
+    error(
+        code,
+        span,
+        "this text shows values known only when the compiled graph runs, so it cannot be \
+         compared or measured while tracing",
+    )
+    .with_label("text built from values known when the graph runs")
+    .with_help("compare or measure the values themselves (`k == 2`), not their text")
+    .into()
 }
 
 pub(in crate::eval) fn overflow(span: Span) -> Box<crate::diag::Diagnostic> {

@@ -37,6 +37,10 @@ pub fn len(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
         Value::List(items) => Ok(Value::Int(items.len() as i64)),
         Value::Str(text) => Ok(Value::Int(text.chars().count() as i64)),
         Value::Tensor(tensor) if tensor.ndim() > 0 => Ok(Value::from_dim(tensor.dims()[0])),
+        Value::Template(_) => Err(crate::eval::operators::run_time_text(
+            Code::DataDependentInt,
+            args.span(0),
+        )),
         other => Err(args.wrong(0, "a list, a string or a tensor with dimensions", other)),
     }
 }
@@ -179,13 +183,12 @@ pub fn float(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     }
 }
 
-pub fn str(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
+pub fn str(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("str", &["value"])?;
-    let text = match args.get(0) {
-        Some(value) => value.to_string(),
-        None => "none".to_string(),
-    };
-    Ok(Value::str(&text))
+    Ok(match args.get(0) {
+        Some(value) => interpreter.text_of(value, args.span),
+        None => Value::str("none"),
+    })
 }
 
 pub fn min(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
@@ -385,6 +388,14 @@ pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         Value::Tensor(tensor) => {
             let operand = Operand::Tensor(tensor.clone());
             interpreter.apply_one(Op::Unary(UnaryOp::Abs), vec![operand], args.span)
+        }
+        // A number read from data: its absolute value, known when the graph runs.
+        Value::RuntimeScalar(tensor) if tensor.dtype() != DType::Bool => {
+            let operand = Operand::Tensor(tensor.clone());
+            match interpreter.apply_one(Op::Unary(UnaryOp::Abs), vec![operand], args.span)? {
+                Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
+                other => Ok(other),
+            }
         }
         other => Err(args.wrong(0, "a number or a tensor", other)),
     }

@@ -93,6 +93,18 @@ impl Interpreter {
         }
     }
 
+    /// `str(value)`: the text `print` shows for it. While tracing, the parts known only when
+    /// the graph runs (sizes and numbers from data, tensors) are filled in then, as `print`
+    /// fills them.
+    pub(in crate::eval) fn text_of(&mut self, value: &Value, span: Span) -> Value {
+        if self.tracer.is_none() {
+            return Value::str(&value.to_string());
+        }
+        let mut parts = Vec::new();
+        self.append_parts(&mut parts, value, false, span);
+        Self::string_value(parts)
+    }
+
     /// A string value from parts: a plain string when every part is known now.
     pub(in crate::eval) fn string_value(parts: Vec<Part>) -> Value {
         let parts = merge_text(parts);
