@@ -181,17 +181,7 @@ impl Interpreter {
         span: Span,
     ) -> Result<(Value, Value)> {
         let boolean = |value: &Value| matches!(value, Value::Bool(_) | Value::SymBool(_));
-        let numeric = |value: &Value| {
-            boolean(value)
-                || matches!(
-                    value,
-                    Value::Int(_)
-                        | Value::Float(_)
-                        | Value::SymInt(_)
-                        | Value::RuntimeScalar(_)
-                        | Value::Tensor(_)
-                )
-        };
+        let numeric = |value: &Value| value.is_number() || matches!(value, Value::Tensor(_));
         let both_bool = boolean(&a) && boolean(&b);
         if (both_bool && matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr))
             || !(numeric(&a) && numeric(&b))

@@ -78,6 +78,20 @@ impl Value {
         }
     }
 
+    /// Whether the value is a host number: an int, float or bool, known now, symbolic or read
+    /// from data.
+    pub fn is_number(&self) -> bool {
+        matches!(
+            self,
+            Value::Int(_)
+                | Value::Float(_)
+                | Value::Bool(_)
+                | Value::SymInt(_)
+                | Value::SymBool(_)
+                | Value::RuntimeScalar(_)
+        )
+    }
+
     /// Whether the value is only known symbolically (while tracing).
     pub fn is_symbolic(&self) -> bool {
         match self {

@@ -256,16 +256,7 @@ fn pick(
     };
     let mut best = first.clone();
     for item in &items[1..] {
-        let number = matches!(
-            item,
-            Value::Int(_)
-                | Value::Float(_)
-                | Value::Bool(_)
-                | Value::SymInt(_)
-                | Value::SymBool(_)
-                | Value::RuntimeScalar(_)
-        );
-        if !number {
+        if !item.is_number() {
             return Err(args.wrong(0, "numbers", item));
         }
         // As eager code: an item replaces the best so far only when strictly better. A
