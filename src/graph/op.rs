@@ -247,9 +247,21 @@ impl PartialEq for Number {
     }
 }
 
+impl Eq for Number {}
+
+/// Hashes as it compares: floats by their bits.
+impl std::hash::Hash for Number {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Number::Int(dim) => dim.hash(state),
+            Number::Float(value) => value.to_bits().hash(state),
+        }
+    }
+}
+
 /// One item of a canonical index expression `x[…]`. Tensor indices (masks and index tensors)
 /// are operands of the op, in order.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum IndexSpec {
     /// A single position; negative values wrap at run time.
     Int(Dim),
