@@ -65,9 +65,18 @@ impl ShapeEnv {
         let exponent = self.resolve(exponent);
         let exponent = self
             .as_int(exponent)
-            .and_then(|value| u32::try_from(value).ok())
+            .filter(|value| *value >= 0)
             .ok_or(SymError::BadExponent)?;
         let base = self.int_operand(base)?;
+        let Ok(exponent) = u32::try_from(exponent) else {
+            // Beyond `u32`, only 0, 1 and -1 have a power in `i64` (a symbolic base is taken
+            // to be none of them, as a size at least 2 is not).
+            return match self.as_int(base) {
+                Some(value @ (0 | 1)) => Ok(self.int(value)),
+                Some(-1) => Ok(self.int(if exponent % 2 == 0 { 1 } else { -1 })),
+                _ => Err(SymError::Overflow),
+            };
+        };
         self.power(base, exponent)
     }
 
