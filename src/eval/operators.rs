@@ -779,13 +779,13 @@ impl ExactNumber {
 }
 
 /// Text that shows values known only when the graph runs (`str(k)`, `"{k}"` for a size or a
-/// number from data) cannot be compared or measured while tracing.
+/// number from data) cannot be compared, measured or parsed while tracing.
 pub(in crate::eval) fn run_time_text(code: Code, span: Span) -> Box<crate::diag::Diagnostic> {
     error(
         code,
         span,
         "this text shows values known only when the compiled graph runs, so it cannot be \
-         compared or measured while tracing",
+         compared, measured or parsed while tracing",
     )
     .with_label("text built from values known when the graph runs")
     .with_help("compare or measure the values themselves (`k == 2`), not their text")

@@ -8,6 +8,7 @@ use super::math::{elementwise_pair, reduce_over, reduction};
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
 use crate::eval::args::{CallArgs, Positional};
+use crate::eval::operators::run_time_text;
 use crate::eval::tensor::{Operand, not_one_bool_message};
 use crate::eval::trace::Ask;
 use crate::eval::value::Value;
@@ -37,10 +38,7 @@ pub fn len(_: &mut Interpreter, args: CallArgs) -> Result<Value> {
         Value::List(items) => Ok(Value::Int(items.len() as i64)),
         Value::Str(text) => Ok(Value::Int(text.chars().count() as i64)),
         Value::Tensor(tensor) if tensor.ndim() > 0 => Ok(Value::from_dim(tensor.dims()[0])),
-        Value::Template(_) => Err(crate::eval::operators::run_time_text(
-            Code::DataDependentInt,
-            args.span(0),
-        )),
+        Value::Template(_) => Err(run_time_text(Code::DataDependentInt, args.span(0))),
         other => Err(args.wrong(0, "a list, a string or a tensor with dimensions", other)),
     }
 }
@@ -147,6 +145,7 @@ pub fn int(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
             )
             .into()
         }),
+        Value::Template(_) => Err(run_time_text(Code::DataDependentInt, args.span(0))),
         other => Err(args.wrong(0, "a number, bool or string", &other)),
     }
 }
@@ -179,6 +178,7 @@ pub fn float(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
             )
             .into()
         }),
+        Value::Template(_) => Err(run_time_text(Code::DataDependentInt, args.span(0))),
         other => Err(args.wrong(0, "a number, bool, string or tensor", other)),
     }
 }
