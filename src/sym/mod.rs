@@ -72,7 +72,7 @@ pub use eval::EvalError;
 pub use explain::{Explanation, SymbolReport};
 pub use guard::GuardSet;
 pub use logic::Cmp;
-pub use node::{ExprId, Relation};
+pub use node::{ExprId, FxHashMap, Relation};
 pub use print::Show;
 pub use range::{NEG_INF, POS_INF, Range};
 pub use reason::{CheckOutcome, Decision, IntDecision, Mode};

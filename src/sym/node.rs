@@ -412,7 +412,7 @@ fn mix(hash: u64, value: u64) -> u64 {
 
 /// The Fx hash (as in rustc): fast and deterministic, for maps keyed by ids.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct FxHasher {
+pub struct FxHasher {
     hash: u64,
 }
 
@@ -449,6 +449,6 @@ impl Hasher for FxHasher {
 }
 
 /// A `HashMap` with the Fx hash.
-pub(super) type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 /// A `HashSet` with the Fx hash.
 pub(super) type FxHashSet<K> = HashSet<K, BuildHasherDefault<FxHasher>>;

@@ -49,7 +49,7 @@ pub struct Tracer {
     items: HashMap<ValueRef, Value>,
     /// Pure nodes already recorded, by operation and arguments: recording the same
     /// computation again reuses them, so equal values are the same graph value.
-    recorded: HashMap<NodeKey, crate::graph::ir::NodeId>,
+    recorded: crate::sym::FxHashMap<NodeKey, crate::graph::ir::NodeId>,
     /// Symbols made by `fresh` during the current operation, bound by its node.
     pending_fresh: Vec<SymbolId>,
     /// How many runtime asserts of the environment already have nodes.
@@ -86,7 +86,7 @@ impl Tracer {
             graph: Graph::new(name, ShapeEnv::new()),
             constants: Vec::new(),
             items: HashMap::new(),
-            recorded: HashMap::new(),
+            recorded: crate::sym::FxHashMap::default(),
             pending_fresh: Vec::new(),
             asserts_seen: 0,
             hintless,

@@ -2,15 +2,15 @@
 //! no symbol) identical to an earlier one, after earlier replacements, is replaced by it;
 //! a node with several outputs (`split`, `sort`) is replaced whole.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use super::rewrite::{replace_nodes, replace_uses};
 use crate::graph::ir::{Arg, Graph, NodeId, NodeKind, ValueRef};
 use crate::graph::op::Op;
+use crate::sym::FxHashMap;
 
 pub fn eliminate_common_subexpressions(graph: &mut Graph) {
-    let mut seen: HashMap<Key, NodeId> = HashMap::new();
+    let mut seen: FxHashMap<Key, NodeId> = FxHashMap::default();
     let mut replacements: Vec<Option<ValueRef>> = vec![None; graph.nodes.len()];
     let mut whole: Vec<Option<NodeId>> = vec![None; graph.nodes.len()];
     for (index, node) in graph.nodes.iter().enumerate() {
