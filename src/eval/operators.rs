@@ -5,12 +5,13 @@ use std::cmp::Ordering;
 
 use super::args::scalar_of;
 use super::tensor::Operand;
-use super::trace::Ask;
+use super::trace::{Ask, comparison};
 use super::value::Value;
 use super::{Interpreter, error, limits};
 use crate::diag::{Code, Result};
 use crate::dtype::DType;
 use crate::graph::op::{BinaryOp as TensorOp, Op, UnaryOp};
+use crate::graph::shape::Cmp;
 use crate::source::Span;
 use crate::syntax::ast::BinaryOp;
 
@@ -60,11 +61,8 @@ impl Interpreter {
             // code, from a base that must not be 0.
             self.require_nonzero(a.clone(), "0 cannot be raised to a negative power", span)?;
             let cast = Op::Cast(DType::F32);
-            let base = match self.apply_one(cast, vec![Operand::Tensor(base.clone())], span)? {
-                Value::Tensor(base) => Value::RuntimeScalar(base),
-                other => other,
-            };
-            return self.runtime_binary(op, base, b, span);
+            let base = self.apply_one(cast, vec![Operand::Tensor(base.clone())], span)?;
+            return self.runtime_binary(op, base.into_host_value(), b, span);
         }
         if !runtime(&a) && !runtime(&b) && (symbolic(&a) || symbolic(&b)) {
             if let Some(value) = self.symbolic_binary(op, &a, &b, span)? {
@@ -74,12 +72,7 @@ impl Interpreter {
         if runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b) {
             // A host value read from data is a host number as in eager code, so bitwise
             // operators on a float are refused with eager code's error.
-            let float = |value: &Value| match value {
-                Value::Float(_) => true,
-                Value::RuntimeScalar(tensor) => tensor.dtype() == DType::F32,
-                _ => false,
-            };
-            if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr) && (float(&a) || float(&b)) {
+            if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr) && (a.is_float() || b.is_float()) {
                 return Err(unsupported(op, &a, &b, span));
             }
             return self.runtime_binary(op, a, b, span);
@@ -92,11 +85,7 @@ impl Interpreter {
             return Ok(Interpreter::string_value(parts));
         }
         let text = |value: &Value| matches!(value, Value::Template(_) | Value::Str(_));
-        let comparison = matches!(
-            op,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-        );
-        if comparison
+        if comparison(op).is_some()
             && text(&a)
             && text(&b)
             && (matches!(a, Value::Template(_)) || matches!(b, Value::Template(_)))
@@ -153,10 +142,7 @@ impl Interpreter {
         span: Span,
     ) -> Result<Value> {
         let (a, b) = exact_float_comparison(op, a, b);
-        match self.tensor_binary(op, a, b, span)? {
-            Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
-            other => Ok(other),
-        }
+        Ok(self.tensor_binary(op, a, b, span)?.into_host_value())
     }
 
     /// Requires a host number read from data not to be 0, where eager code raises
@@ -692,23 +678,25 @@ fn exact_float_comparison(op: BinaryOp, a: Value, b: Value) -> (Value, Value) {
         Value::Int(i) => Some(ExactNumber::Int(*i)),
         _ => None,
     };
-    // `c op t` asks what `t op' c` asks, with the comparison mirrored.
-    let (op, constant, on_left) = match (&a, &b) {
+    let Some(cmp) = comparison(op) else {
+        return (a, b);
+    };
+    // `c op t` asks what `t op' c` asks, with the comparison flipped.
+    let (cmp, constant, on_left) = match (&a, &b) {
         (t, c) if float(t) => match number(c) {
-            Some(c) => (op, c, false),
+            Some(c) => (cmp, c, false),
             None => return (a, b),
         },
-        (c, t) if float(t) => match (number(c), mirrored(op)) {
-            (Some(c), Some(op)) => (op, c, true),
-            _ => return (a, b),
+        (c, t) if float(t) => match number(c) {
+            Some(c) => (cmp.flipped(), c, true),
+            None => return (a, b),
         },
         _ => return (a, b),
     };
-    let replacement = match op {
-        BinaryOp::Gt | BinaryOp::Le => constant.below(),
-        BinaryOp::Lt | BinaryOp::Ge => constant.above(),
-        BinaryOp::Eq | BinaryOp::Ne => constant.exact().unwrap_or(f32::NAN),
-        _ => return (a, b),
+    let replacement = match cmp {
+        Cmp::Gt | Cmp::Le => constant.below(),
+        Cmp::Lt | Cmp::Ge => constant.above(),
+        Cmp::Eq | Cmp::Ne => constant.exact().unwrap_or(f32::NAN),
     };
     let replacement = Value::Float(f64::from(replacement));
     if on_left {
@@ -716,18 +704,6 @@ fn exact_float_comparison(op: BinaryOp, a: Value, b: Value) -> (Value, Value) {
     } else {
         (a, replacement)
     }
-}
-
-/// `c op t` as `t op' c`.
-fn mirrored(op: BinaryOp) -> Option<BinaryOp> {
-    Some(match op {
-        BinaryOp::Lt => BinaryOp::Gt,
-        BinaryOp::Gt => BinaryOp::Lt,
-        BinaryOp::Le => BinaryOp::Ge,
-        BinaryOp::Ge => BinaryOp::Le,
-        BinaryOp::Eq | BinaryOp::Ne => op,
-        _ => return None,
-    })
 }
 
 /// A number compared exactly with `f32` values.

@@ -92,6 +92,25 @@ impl Value {
         )
     }
 
+    /// Whether the value is a host float: known now, or read from data (an `f32`).
+    pub fn is_float(&self) -> bool {
+        match self {
+            Value::Float(_) => true,
+            Value::RuntimeScalar(tensor) => tensor.dtype() == crate::dtype::DType::F32,
+            _ => false,
+        }
+    }
+
+    /// The 0-d result of an operation on host values read from data, as the host value it
+    /// stands for (known when the graph runs); other values as they are.
+    #[must_use]
+    pub fn into_host_value(self) -> Value {
+        match self {
+            Value::Tensor(tensor) => Value::RuntimeScalar(tensor),
+            other => other,
+        }
+    }
+
     /// Whether the value is only known symbolically (while tracing).
     pub fn is_symbolic(&self) -> bool {
         match self {

@@ -305,12 +305,7 @@ fn runtime_pick(
     best: Value,
     args: &crate::eval::args::Bound,
 ) -> Result<Value> {
-    let float = |value: &Value| match value {
-        Value::Float(_) => true,
-        Value::RuntimeScalar(tensor) => tensor.dtype() == DType::F32,
-        _ => false,
-    };
-    if !(float(item) && float(&best)) {
+    if !(item.is_float() && best.is_float()) {
         return Err(error(
             Code::DataDependentGuard,
             args.span,
@@ -326,10 +321,9 @@ fn runtime_pick(
         .iter()
         .map(|value| scalar_operand(value).ok_or_else(|| args.wrong(0, "numbers", value)))
         .collect::<Result<Vec<_>>>()?;
-    match interpreter.apply_one(Op::Where, operands, args.span)? {
-        Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
-        other => Ok(other),
-    }
+    Ok(interpreter
+        .apply_one(Op::Where, operands, args.span)?
+        .into_host_value())
 }
 
 /// `min`/`max` of ints some of which are symbolic: a symbolic `min`/`max`.
@@ -383,10 +377,8 @@ pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         // A number read from data: its absolute value, known when the graph runs.
         Value::RuntimeScalar(tensor) if tensor.dtype() != DType::Bool => {
             let operand = Operand::Tensor(tensor.clone());
-            match interpreter.apply_one(Op::Unary(UnaryOp::Abs), vec![operand], args.span)? {
-                Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
-                other => Ok(other),
-            }
+            let abs = interpreter.apply_one(Op::Unary(UnaryOp::Abs), vec![operand], args.span)?;
+            Ok(abs.into_host_value())
         }
         other => Err(args.wrong(0, "a number or a tensor", other)),
     }

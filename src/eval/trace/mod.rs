@@ -30,6 +30,7 @@ pub use inputs::{DynamicPolicy, TraceRequest};
 pub(in crate::eval) use record::CheckMessage;
 pub use sizes::TraceSizes;
 pub use symbolic::Ask;
+pub(in crate::eval) use symbolic::comparison;
 
 use super::value::{TensorValue, Value};
 use crate::diag::{Code, Diagnostic, Frame};

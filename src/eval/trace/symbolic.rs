@@ -96,13 +96,10 @@ impl Interpreter {
             BinaryOp::FloorDiv => env.floor_div(x, y),
             BinaryOp::Rem => env.modulo(x, y),
             BinaryOp::Pow => env.pow(x, y),
-            BinaryOp::Eq => env.compare(Cmp::Eq, x, y),
-            BinaryOp::Ne => env.compare(Cmp::Ne, x, y),
-            BinaryOp::Lt => env.compare(Cmp::Lt, x, y),
-            BinaryOp::Le => env.compare(Cmp::Le, x, y),
-            BinaryOp::Gt => env.compare(Cmp::Gt, x, y),
-            BinaryOp::Ge => env.compare(Cmp::Ge, x, y),
-            _ => return Ok(None),
+            op => match comparison(op) {
+                Some(cmp) => env.compare(cmp, x, y),
+                None => return Ok(None),
+            },
         };
         self.symbolic_result(result, span).map(Some)
     }
@@ -353,7 +350,7 @@ pub(in crate::eval) fn error_at(
 }
 
 /// The comparison `op` is, if it is one.
-fn comparison(op: BinaryOp) -> Option<Cmp> {
+pub(in crate::eval) fn comparison(op: BinaryOp) -> Option<Cmp> {
     Some(match op {
         BinaryOp::Eq => Cmp::Eq,
         BinaryOp::Ne => Cmp::Ne,
