@@ -9,6 +9,8 @@
 
 use rayon::prelude::*;
 
+pub(crate) use self::compress::Compress;
+
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{Result, guard_count};
 
@@ -81,18 +83,18 @@ fn split_parts<'a, O>(mut out: &'a mut [O], counts: &[usize], width: usize) -> V
 /// The elements of `values` whose flag is set, in order (flags and values have one length).
 pub(crate) fn kept_values<T>(values: &[T], flags: &[bool]) -> Result<Kept<T>>
 where
-    T: Copy + Default + Send + Sync,
+    T: Compress + Send + Sync,
 {
     compact(flags, 1, |start, chunk, out: &mut [T]| {
         let values = values.get(start..start + chunk.len()).unwrap_or_default();
-        keep_each(values.iter().copied(), chunk, out);
+        keep_slice(values, chunk, out);
     })
 }
 
 /// The rows of `width` elements of `values` whose flag is set, in order.
 pub(crate) fn kept_rows<T>(values: &[T], width: usize, flags: &[bool]) -> Result<Kept<T>>
 where
-    T: Copy + Default + Send + Sync,
+    T: Compress + Send + Sync,
 {
     if width == 1 {
         return kept_values(values, flags);
@@ -120,12 +122,10 @@ where
 /// The positions of the set flags, in increasing order.
 pub(crate) fn set_positions<I>(flags: &[bool]) -> Result<Kept<I>>
 where
-    I: Copy + Default + Send + TryFrom<usize>,
+    I: Compress + Send + TryFrom<usize>,
 {
     compact(flags, 1, |start, chunk, out: &mut [I]| {
-        let positions =
-            (start..start + chunk.len()).map(|position| I::try_from(position).unwrap_or_default());
-        keep_each(positions, chunk, out);
+        keep_positions(start, chunk, out);
     })
 }
 
@@ -172,6 +172,35 @@ fn advance(coordinates: &mut [i64], shape: &[usize]) {
     }
 }
 
+/// [`keep_each`] over a slice of values: whole blocks by vector instructions where the
+/// processor has them ([`Compress`]), the rest by the scalar loop.
+pub(crate) fn keep_slice<T: Compress>(values: &[T], flags: &[bool], out: &mut [T]) -> usize {
+    let (done, kept) = T::compress(values, flags, out);
+    let values = values.get(done..).unwrap_or_default();
+    let flags = flags.get(done..).unwrap_or_default();
+    kept + keep_each(
+        values.iter().copied(),
+        flags,
+        out.get_mut(kept..).unwrap_or_default(),
+    )
+}
+
+/// [`keep_each`] of the positions `first + i` of the flags `flags[i]`: whole blocks by vector
+/// instructions where the processor has them ([`Compress`]), the rest by the scalar loop.
+pub(crate) fn keep_positions<I>(first: usize, flags: &[bool], out: &mut [I]) -> usize
+where
+    I: Compress + TryFrom<usize>,
+{
+    let (done, kept) = I::positions(first, flags, out);
+    let positions = (first + done..first + flags.len())
+        .map(|position| I::try_from(position).unwrap_or_default());
+    kept + keep_each(
+        positions,
+        flags.get(done..).unwrap_or_default(),
+        out.get_mut(kept..).unwrap_or_default(),
+    )
+}
+
 /// Writes the items whose flag is set to consecutive slots of `out`, without a branch on
 /// the flag: every item is written to the next free slot, which only advances past a kept
 /// one (random masks would otherwise mispredict half of the branches). Returns how many
@@ -189,5 +218,6 @@ pub(super) fn keep_each<T>(items: impl Iterator<Item = T>, flags: &[bool], out: 
     next
 }
 
+mod compress;
 #[cfg(test)]
 mod tests;

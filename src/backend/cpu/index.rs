@@ -8,7 +8,7 @@
 
 use ndarray::{ArcArray, Axis, IxDyn, Slice};
 
-use super::compact::{kept_rows, set_positions};
+use super::compact::{Compress, kept_rows, set_positions};
 use super::error::{KernelError, Result, checked_numel, format_shape, guard_count};
 use super::gather::index_values;
 use super::shape::reshape;
@@ -201,7 +201,7 @@ fn apply_mask(view: &Tensor, mask: &Tensor, advanced: &Advanced<'_>) -> Result<T
 /// The rows of `array` along `axis` whose flag is set. With nothing before the axis the
 /// kept rows are copied straight into the result; otherwise their positions are listed
 /// once and taken from every outer block.
-fn masked_rows<T: Element>(
+fn masked_rows<T: Element + Compress>(
     array: &ArcArray<T, IxDyn>,
     axis: usize,
     flags: &[bool],

@@ -7,7 +7,7 @@ use ndarray::{ArcArray, IxDyn};
 use rayon::slice::ParallelSliceMut;
 
 use super::broadcast::broadcast_shapes;
-use super::compact::{kept_values, set_coordinates};
+use super::compact::{Compress, kept_values, set_coordinates};
 use super::elementwise::{PARALLEL_THRESHOLD, broadcast_view};
 use super::error::{KernelError, Result, check_dim, checked_numel, format_shape, guard_count};
 use super::gather::index_values;
@@ -38,7 +38,7 @@ pub fn masked_select(input: &Tensor, mask: &Tensor) -> Result<Tensor> {
     with_array!(input, array => selected(array, mask, &shape))
 }
 
-fn selected<T: Element>(
+fn selected<T: Element + Compress>(
     array: &ArcArray<T, IxDyn>,
     mask: &ArcArray<bool, IxDyn>,
     shape: &[usize],

@@ -122,3 +122,50 @@ fn counting_handles_long_runs_of_set_flags() {
         flags.iter().filter(|flag| **flag).count()
     );
 }
+
+/// The vector path (whole blocks of 64 flags) and the scalar loop after it keep the same
+/// values as the scalar loop alone, into an output with room for exactly the kept values
+/// (so the last stores of a block cannot be whole vectors), from any first position.
+#[test]
+fn vector_compaction_matches_the_scalar_loop() {
+    for length in [0, 1, 63, 64, 65, 127, 128, 200, 1000, 1024] {
+        for flags in masks(length) {
+            let count = flags.iter().filter(|flag| **flag).count();
+            let floats: Vec<f32> = (0..length).map(|value| value as f32 - 0.5).collect();
+            let mut out = vec![f32::NAN; count];
+            assert_eq!(keep_slice(&floats, &flags, &mut out), count);
+            assert_eq!(out, reference(&floats, 1, &flags), "f32, length {length}");
+            let ints: Vec<i64> = (0..length as i64).map(|value| 7 - value).collect();
+            let mut out = vec![i64::MIN; count];
+            assert_eq!(keep_slice(&ints, &flags, &mut out), count);
+            assert_eq!(out, reference(&ints, 1, &flags), "i64, length {length}");
+            for first in [0, 5, 1 << 40] {
+                let mut out = vec![-1i64; count];
+                assert_eq!(keep_positions(first, &flags, &mut out), count);
+                let expected: Vec<i64> = (0..length)
+                    .filter(|&position| flags[position])
+                    .map(|position| (first + position) as i64)
+                    .collect();
+                assert_eq!(out, expected, "positions from {first}, length {length}");
+            }
+        }
+    }
+    // Where the processor has the instructions, the blocks are taken by them.
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512cd")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+    {
+        let mut out = [0.0; 64];
+        assert_eq!(f32::compress(&[1.0; 64], &[true; 64], &mut out), (64, 64));
+        assert_eq!(i64::positions(3, &[true; 64], &mut [0; 64]), (64, 64));
+    }
+    // Values shorter than the flags: only the flags with a value count.
+    let flags = vec![true; 130];
+    let values: Vec<f32> = (0..70).map(|value| value as f32).collect();
+    let mut out = vec![0.0; 130];
+    assert_eq!(keep_slice(&values, &flags, &mut out), 70);
+    assert_eq!(&out[..70], &values[..]);
+}

@@ -1,7 +1,7 @@
 //! The per-segment work of each instruction: elementwise functions over slices or splats,
 //! compaction of kept elements, the fold of a row, and copying a value into an output.
 
-use super::super::compact::keep_each;
+use super::super::compact::{Compress, keep_each, keep_positions, keep_slice};
 use super::super::error::KernelError;
 use super::super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
 use super::super::tensor::Element;
@@ -278,7 +278,12 @@ pub(crate) fn positions(mask: &View<'_>, out: &mut Slot) -> (State, usize) {
             buffer.extend(all);
             (State::Buffer, len)
         }
-        Side::Slice(flags) => (State::Buffer, compact_iter(all, flags, buffer)),
+        Side::Slice(flags) => {
+            if buffer.len() < flags.len() {
+                buffer.resize(flags.len(), 0);
+            }
+            (State::Buffer, keep_positions(start, flags, buffer))
+        }
     }
 }
 
@@ -291,10 +296,15 @@ fn copy(a: &View<'_>, out: &mut Slot) -> State {
     }
 }
 
-fn compact<T: Lane>(values: Side<'_, T>, flags: &[bool], out: &mut Vec<T>) -> usize {
+fn compact<T: Lane + Compress>(values: Side<'_, T>, flags: &[bool], out: &mut Vec<T>) -> usize {
     match values {
         Side::Splat(value) => compact_iter(std::iter::repeat(value), flags, out),
-        Side::Slice(values) => compact_iter(values.iter().copied(), flags, out),
+        Side::Slice(values) => {
+            if out.len() < flags.len() {
+                out.resize(flags.len(), T::default());
+            }
+            keep_slice(values, flags, out.as_mut_slice())
+        }
     }
 }
 
