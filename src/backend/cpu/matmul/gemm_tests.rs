@@ -4,7 +4,7 @@
 use ndarray::{Array2, ArrayView2, Axis, Slice};
 use proptest::prelude::*;
 
-use super::narrow::FEW_ROWS;
+use super::narrow::{FEW_ROWS, STREAMED_FROM};
 use super::{KC, MC, MR, NC, NR, Route, SPAN, pack_ahead, parts, product, route, run};
 use crate::backend::interrupt::Interrupt;
 
@@ -166,6 +166,24 @@ fn products_with_few_rows_or_one_column_keep_the_chain_unpacked() {
         assert_product(left_t.t(), right_t.t());
         assert_product(left.view(), right_t.t());
         assert_product(left_t.t(), right.view());
+    }
+}
+
+#[test]
+fn a_matrix_streamed_from_memory_times_a_column_keeps_the_chain() {
+    // Past `STREAMED_FROM` bytes each block asks for the rows' memory ahead, past the rows'
+    // ends near the last steps; a hint only, so the bits are the chain's.
+    let (rows, inner) = (STREAMED_FROM / (4 * 1000) + 17, 1000);
+    let (left, right) = (matrix(rows, inner, 31), matrix(inner, 1, 32));
+    assert!(left.len() * 4 >= STREAMED_FROM);
+    let actual = multiplied(left.view(), right.view());
+    let column = right.column(0);
+    for (row, value) in left.rows().into_iter().zip(actual.column(0)) {
+        let chain = row
+            .iter()
+            .zip(column)
+            .fold(0.0f32, |total, (a, b)| a.mul_add(*b, total));
+        assert_eq!(value.to_bits(), chain.to_bits());
     }
 }
 

@@ -8,20 +8,22 @@
 /// Advances `totals` through the whole blocks of 16 steps of `rows` (each at least as long as
 /// `column`): `totals[i] = fma(rows[i][p], column[p], totals[i])` for each step `p` in order.
 /// Each block of sixteen rows and steps is transposed so that one vector holds one step of
-/// every row, and every row's chain advances step by step, in order.
+/// every row, and every row's chain advances step by step, in order. With `ahead` above 0,
+/// each block first asks for every row's memory `ahead` steps further on.
 pub(super) fn multiply_add_steps(
     rows: &[&[f32]; 16],
     column: &[f32],
     totals: &mut [f32; 16],
+    ahead: usize,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     if let Some(simd) = pulp::x86::V4::try_new() {
         return simd.vectorize(
             #[inline(always)]
-            || v4::multiply_add_steps(simd, rows, column, totals),
+            || v4::multiply_add_steps(simd, rows, column, totals, ahead),
         );
     }
-    let _ = (rows, column, totals);
+    let _ = (rows, column, totals, ahead);
     0
 }
 
@@ -47,6 +49,8 @@ mod v4 {
     use pulp::x86::V4;
     use pulp::{Simd, f32x16};
 
+    use crate::backend::cpu::prefetch::{self, Intent};
+
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(super) fn multiply_add_steps(
@@ -54,10 +58,18 @@ mod v4 {
         rows: &[&[f32]; 16],
         column: &[f32],
         totals: &mut [f32; 16],
+        ahead: usize,
     ) -> usize {
         let whole = column.len() / 16 * 16;
         let mut sums: f32x16 = pulp::cast(*totals);
         for start in (0..whole).step_by(16) {
+            if ahead > 0 {
+                // One line of each row: a block reads 64 bytes of each.
+                for row in rows {
+                    let address = row.as_ptr().addr().wrapping_add((start + ahead) * 4);
+                    prefetch::lines(address, 1, Intent::Read);
+                }
+            }
             let mut block = load_rows(simd, rows, start);
             transpose(simd, &mut block);
             for (&step, &b) in block.iter().zip(&column[start..start + 16]) {
