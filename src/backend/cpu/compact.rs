@@ -5,7 +5,9 @@
 //! part of the output starts; a second pass lets every chunk write its own part of one
 //! preallocated buffer. The buffer is cut into the parts with `split_at_mut`, so chunks run
 //! on rayon without sharing anything they write. Chunks have a fixed size, so the work and
-//! the result do not depend on the thread count.
+//! the result do not depend on the thread count. Within a chunk, single values and positions
+//! are kept 64 flags at a time by vector instructions where the processor has them
+//! (`compress.rs`), and by a scalar loop otherwise.
 
 use rayon::prelude::*;
 
