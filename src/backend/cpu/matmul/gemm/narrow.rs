@@ -19,7 +19,7 @@
 //!   (13 ms packed) on Sapphire Rapids; NumPy, which sums each row in another order, takes
 //!   about 1.2 to 1.3 ms there. A matrix larger than the last-level cache streams from
 //!   memory in sixteen rows per thread, and each block asks for every row's memory a few
-//!   lines ahead ([`STREAMED_FROM`]), which Zen 5's prefetchers left to the loads.
+//!   lines ahead ([`STREAMED_FROM`]): Zen 5's own prefetchers did not keep that far ahead.
 
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, Slice};
 use rayon::prelude::*;
