@@ -40,8 +40,10 @@ impl Interpreter {
             return Ok(Value::Bool(op == BinaryOp::Ne));
         }
         let division = matches!(op, BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem);
-        if division && (runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b)) {
-            // Host division: eager code refuses a zero divisor; so does the trace.
+        let traced = runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b);
+        if division && traced && numeric(&a) && numeric(&b) {
+            // Host division of numbers: eager code refuses a zero divisor; so does the trace.
+            // Other values are a type error first, whatever the divisor.
             match &b {
                 Value::Int(0) | Value::Bool(false) => return Err(division_by_zero(span)),
                 Value::Float(x) if *x == 0.0 => return Err(division_by_zero(span)),
@@ -69,7 +71,7 @@ impl Interpreter {
                 return Ok(value);
             }
         }
-        if runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b) {
+        if traced {
             // A host value read from data is a host number as in eager code, so bitwise
             // operators on a float are refused with eager code's error.
             if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr) && (a.is_float() || b.is_float()) {
