@@ -72,4 +72,4 @@ pub use select::{masked_select, nonzero, repeat_interleave, repeat_interleave_in
 pub use shape::{expand, flatten, permute, reshape, squeeze, transpose, unsqueeze};
 pub use sort::{sort, topk};
 pub use tensor::{Element, Elements, Tensor};
-pub use unary::{UnaryOp, clamp, unary, unary_owned, where_};
+pub use unary::{UnaryOp, clamp, clamp_by, unary, unary_owned, where_};

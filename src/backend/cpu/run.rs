@@ -53,10 +53,10 @@ fn run_borrowed(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<
             one(super::where_(condition, left, right))
         }
         Op::Clamp { min, max } => {
-            let mut bounds = inputs[1..].iter().map(Tensor::to_scalar);
-            let min = if *min { bounds.next().flatten() } else { None };
-            let max = if *max { bounds.next().flatten() } else { None };
-            one(super::clamp(input()?, min, max))
+            let mut bounds = inputs[1..].iter();
+            let min = if *min { bounds.next() } else { None };
+            let max = if *max { bounds.next() } else { None };
+            one(super::clamp_by(input()?, min, max))
         }
         Op::Reduce { op, dims, keepdim } => {
             one(super::reduce(*op, input()?, dims.as_deref(), *keepdim))

@@ -108,6 +108,22 @@ pub fn clamp(input: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result
     Ok(out)
 }
 
+/// `input` limited to `[min, max]` by tensor bounds, which broadcast with `input` as
+/// PyTorch's do (a bound of any other shape is a shape error, not ignored).
+pub fn clamp_by(input: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+    if min.is_none() && max.is_none() {
+        return Err(KernelError::Type("clamp needs a min or a max".into()));
+    }
+    let mut out = input.clone();
+    if let Some(min) = min {
+        out = binary_owned(BinaryOp::Maximum, out, min.clone())?;
+    }
+    if let Some(max) = max {
+        out = binary_owned(BinaryOp::Minimum, out, max.clone())?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,7 +112,7 @@ pub fn where_(inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<Meta> {
 }
 
 /// `clamp(x, min, max)`: operands are the tensor, then the bounds present.
-pub fn clamp(inputs: &[Meta]) -> RuleResult<Meta> {
+pub fn clamp(inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<Meta> {
     let x = &inputs[0];
     if x.dtype == DType::Bool {
         return Err(RuleError::type_error(
@@ -122,7 +122,12 @@ pub fn clamp(inputs: &[Meta]) -> RuleResult<Meta> {
     let dtype = inputs[1..]
         .iter()
         .fold(x.dtype, |dtype, bound| dtype.promote(bound.dtype));
-    Ok(Meta::new(dtype, x.shape.clone()))
+    // Tensor bounds broadcast with `x`, as PyTorch's do.
+    let mut shape = x.shape.clone();
+    for bound in &inputs[1..] {
+        shape = broadcast(&shape, &bound.shape, sizes)?;
+    }
+    Ok(Meta::new(dtype, shape))
 }
 
 /// `a @ b` with PyTorch's rules for 1-D operands and broadcast batch dimensions.

@@ -356,7 +356,7 @@ pub fn infer(op: &mut Op, inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<
         Op::Unary(unary) => one(elementwise::unary(*unary, &inputs[0])?),
         Op::Cast(dtype) => one(Meta::new(*dtype, inputs[0].shape.clone())),
         Op::Where => one(elementwise::where_(inputs, sizes)?),
-        Op::Clamp { .. } => one(elementwise::clamp(inputs)?),
+        Op::Clamp { .. } => one(elementwise::clamp(inputs, sizes)?),
         Op::Reduce { op, dims, keepdim } => one(reduce::reduce(
             *op,
             dims.as_deref(),
