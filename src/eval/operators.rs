@@ -29,19 +29,15 @@ impl Interpreter {
         let runtime = |value: &Value| matches!(value, Value::RuntimeScalar(_));
         let symbolic = |value: &Value| matches!(value, Value::SymInt(_) | Value::SymBool(_));
         let (a, b) = self.concrete_repeat_count(op, a, b, span)?;
-        let numeric =
-            |value: &Value| runtime(value) || symbolic(value) || scalar_of(value).is_some();
-        if matches!(op, BinaryOp::Eq | BinaryOp::Ne)
-            && (runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b))
-            && !(numeric(&a) && numeric(&b))
-        {
+        let traced = runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b);
+        let numbers = a.is_number() && b.is_number();
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne) && traced && !numbers {
             // A number never equals a value of another kind, known now or when the graph
             // runs, as in eager code.
             return Ok(Value::Bool(op == BinaryOp::Ne));
         }
         let division = matches!(op, BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem);
-        let traced = runtime(&a) || runtime(&b) || symbolic(&a) || symbolic(&b);
-        if division && traced && numeric(&a) && numeric(&b) {
+        if division && traced && numbers {
             // Host division of numbers: eager code refuses a zero divisor; so does the trace.
             // Other values are a type error first, whatever the divisor.
             match &b {

@@ -95,21 +95,15 @@ fn select<T: Element>(
 /// float becomes `f32`). `NaN` in the input or a bound gives `NaN`; when `min > max` every
 /// element becomes `max`. At least one bound is required.
 pub fn clamp(input: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-    if min.is_none() && max.is_none() {
-        return Err(KernelError::Type("clamp needs a min or a max".into()));
-    }
-    let mut out = input.clone();
-    if let Some(min) = min {
-        out = binary_owned(BinaryOp::Maximum, out, Tensor::scalar(min))?;
-    }
-    if let Some(max) = max {
-        out = binary_owned(BinaryOp::Minimum, out, Tensor::scalar(max))?;
-    }
-    Ok(out)
+    clamp_by(
+        input,
+        min.map(Tensor::scalar).as_ref(),
+        max.map(Tensor::scalar).as_ref(),
+    )
 }
 
 /// `input` limited to `[min, max]` by tensor bounds, which broadcast with `input` as
-/// PyTorch's do (a bound of any other shape is a shape error, not ignored).
+/// PyTorch's do (a bound that does not broadcast with it is a shape error).
 pub fn clamp_by(input: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
     if min.is_none() && max.is_none() {
         return Err(KernelError::Type("clamp needs a min or a max".into()));

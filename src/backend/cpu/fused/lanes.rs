@@ -278,12 +278,10 @@ pub(crate) fn positions(mask: &View<'_>, out: &mut Slot) -> (State, usize) {
             buffer.extend(all);
             (State::Buffer, len)
         }
-        Side::Slice(flags) => {
-            if buffer.len() < flags.len() {
-                buffer.resize(flags.len(), 0);
-            }
-            (State::Buffer, keep_positions(start, flags, buffer))
-        }
+        Side::Slice(flags) => (
+            State::Buffer,
+            keep_positions(start, flags, room(buffer, flags.len())),
+        ),
     }
 }
 
@@ -297,24 +295,17 @@ fn copy(a: &View<'_>, out: &mut Slot) -> State {
 }
 
 fn compact<T: Lane + Compress>(values: Side<'_, T>, flags: &[bool], out: &mut Vec<T>) -> usize {
+    let out = room(out, flags.len());
     match values {
-        Side::Splat(value) => compact_iter(std::iter::repeat(value), flags, out),
-        Side::Slice(values) => {
-            if out.len() < flags.len() {
-                out.resize(flags.len(), T::default());
-            }
-            keep_slice(values, flags, out.as_mut_slice())
-        }
+        Side::Splat(value) => keep_each(std::iter::repeat(value), flags, out),
+        Side::Slice(values) => keep_slice(values, flags, out),
     }
 }
 
-fn compact_iter<T: Copy + Default>(
-    values: impl Iterator<Item = T>,
-    flags: &[bool],
-    out: &mut Vec<T>,
-) -> usize {
-    if out.len() < flags.len() {
-        out.resize(flags.len(), T::default());
+/// `out` grown to at least `len` values, as a slice to write them into.
+fn room<T: Copy + Default>(out: &mut Vec<T>, len: usize) -> &mut [T] {
+    if out.len() < len {
+        out.resize(len, T::default());
     }
-    keep_each(values, flags, out.as_mut_slice())
+    out.as_mut_slice()
 }
