@@ -39,6 +39,7 @@ impl Interpreter {
             .with_help("check that the recursion has a base case that is reached")
             .into());
         }
+        self.check_trace_size(call_site)?;
         self.call_depth += 1;
         self.call_sites.push(Frame {
             function: function.qualified_name(),

@@ -79,6 +79,9 @@ pub mod limits {
     pub const LIST_LENGTH: usize = 1 << 26;
     /// The most values `tolist()` makes while tracing, where each element is a symbol.
     pub const TRACED_LIST_LENGTH: usize = 1 << 16;
+    /// The most nodes and size expressions one trace may hold together: loops and recursion
+    /// are unrolled when traced, and a runaway one would otherwise fill memory.
+    pub const TRACE_SIZE: usize = 1 << 18;
 }
 
 /// How the interpreter runs.

@@ -95,32 +95,71 @@ impl Interpreter {
 
     fn exec_for(&mut self, target: &Target, iterable: &Expr, body: &Block) -> Result<Flow> {
         let items = self.eval(iterable)?;
-        let items = self.iterate(&items, iterable.span)?;
-        for item in items {
-            self.push_scope();
-            let result = self
-                .bind_target(target, item)
-                .and_then(|()| self.exec_stmts(&body.stmts));
-            self.pop_scope();
-            if let Flow::Return(value, span) = result? {
-                return Ok(Flow::Return(value, span));
+        let span = iterable.span;
+        // A tensor's rows are taken one at a time, so a long loop holds one row, not all.
+        if let Value::Tensor(tensor) = &items {
+            for row in 0..self.row_count(tensor, span)? {
+                self.check_trace_size(span)?;
+                let item = self.tensor_row(tensor, row, span)?;
+                if let Some(flow) = self.exec_iteration(target, item, body)? {
+                    return Ok(flow);
+                }
+            }
+            return Ok(Flow::Next);
+        }
+        for item in self.iterate(&items, span)? {
+            self.check_trace_size(span)?;
+            if let Some(flow) = self.exec_iteration(target, item, body)? {
+                return Ok(flow);
             }
         }
         Ok(Flow::Next)
     }
 
+    /// One iteration of a `for` loop: the `return` it reached, if any.
+    fn exec_iteration(
+        &mut self,
+        target: &Target,
+        item: Value,
+        body: &Block,
+    ) -> Result<Option<Flow>> {
+        self.push_scope();
+        let result = self
+            .bind_target(target, item)
+            .and_then(|()| self.exec_stmts(&body.stmts));
+        self.pop_scope();
+        match result? {
+            Flow::Return(value, span) => Ok(Some(Flow::Return(value, span))),
+            Flow::Next => Ok(None),
+        }
+    }
+
     /// The items a `for` loop or destructuring visits: list items, or a tensor's rows.
     pub(super) fn iterate(&mut self, value: &Value, span: Span) -> Result<Vec<Value>> {
+        let length = self.iteration_length(value, span)?;
+        self.first_items(value, length, span)
+    }
+
+    /// How many items iterating over `value` visits.
+    pub(super) fn iteration_length(&mut self, value: &Value, span: Span) -> Result<usize> {
         match value {
-            Value::List(items) => Ok(items.to_vec()),
-            Value::Tensor(tensor) => self.tensor_rows(tensor, span),
-            other => Err(error(
-                Code::TypeError,
-                span,
-                format!("cannot iterate over {}", other.kind()),
-            )
-            .with_help("loop over a list, range(n) or a tensor")
-            .into()),
+            Value::List(items) => Ok(items.len()),
+            Value::Tensor(tensor) => self.row_count(tensor, span),
+            other => Err(not_iterable(other, span)),
+        }
+    }
+
+    /// The first `count` items iterating over `value` visits (`count` at most its length).
+    pub(super) fn first_items(
+        &mut self,
+        value: &Value,
+        count: usize,
+        span: Span,
+    ) -> Result<Vec<Value>> {
+        match value {
+            Value::List(items) => Ok(items[..count.min(items.len())].to_vec()),
+            Value::Tensor(tensor) => self.first_rows(tensor, count, span),
+            other => Err(not_iterable(other, span)),
         }
     }
 
@@ -135,10 +174,11 @@ impl Interpreter {
                 Ok(())
             }
             Target::List { names, rest, span } => {
-                let items = self.iterate(&value, *span)?;
+                // The length first: a tensor's rows are made only once they fit the names.
+                let length = self.iteration_length(&value, *span)?;
                 let fits = match rest {
-                    Some(_) => items.len() >= names.len(),
-                    None => items.len() == names.len(),
+                    Some(_) => length >= names.len(),
+                    None => length == names.len(),
                 };
                 if !fits {
                     let wanted = if rest.is_some() { "at least " } else { "" };
@@ -146,13 +186,13 @@ impl Interpreter {
                         Code::ValueError,
                         *span,
                         format!(
-                            "cannot unpack {} values into {wanted}{} names",
-                            items.len(),
+                            "cannot unpack {length} values into {wanted}{} names",
                             names.len()
                         ),
                     )
                     .into());
                 }
+                let items = self.first_items(&value, length, *span)?;
                 for (name, item) in names.iter().zip(&items) {
                     if self.tracer.is_some() {
                         self.record_type(name.span, item);
@@ -527,4 +567,15 @@ impl Predicate {
             subjects: Vec::new(),
         }
     }
+}
+
+/// The error for a `for` loop or destructuring over a value that has no items.
+fn not_iterable(value: &Value, span: Span) -> Box<Diagnostic> {
+    error(
+        Code::TypeError,
+        span,
+        format!("cannot iterate over {}", value.kind()),
+    )
+    .with_help("loop over a list, range(n) or a tensor")
+    .into()
 }

@@ -196,8 +196,48 @@ impl Interpreter {
         .into()
     }
 
-    /// The rows of a tensor along its first dimension.
-    pub(super) fn tensor_rows(&mut self, tensor: &TensorValue, span: Span) -> Result<Vec<Value>> {
+    /// The first `count` rows of `tensor` as a list's items, within the length a list of them
+    /// may have: [`limits::LIST_LENGTH`], or [`limits::TRACED_LIST_LENGTH`] while tracing,
+    /// where each row is an operation of the trace.
+    ///
+    /// [`limits::LIST_LENGTH`]: crate::eval::limits::LIST_LENGTH
+    /// [`limits::TRACED_LIST_LENGTH`]: crate::eval::limits::TRACED_LIST_LENGTH
+    pub(super) fn first_rows(
+        &mut self,
+        tensor: &TensorValue,
+        count: usize,
+        span: Span,
+    ) -> Result<Vec<Value>> {
+        let (limit, help) = if self.tracer.is_some() {
+            (
+                crate::eval::limits::TRACED_LIST_LENGTH,
+                "in a compiled function every row is an operation of the trace; compute with operations on whole tensors instead",
+            )
+        } else {
+            (
+                crate::eval::limits::LIST_LENGTH,
+                "loop over the rows with `for`, which takes them one at a time, or compute with operations on whole tensors",
+            )
+        };
+        if count > limit {
+            return Err(error(
+                Code::ValueError,
+                span,
+                format!(
+                    "a list of the {count} rows of a tensor is too long (the limit is {limit})"
+                ),
+            )
+            .with_help(help)
+            .into());
+        }
+        crate::eval::operators::reserve_values(count, span)?;
+        (0..count)
+            .map(|row| self.tensor_row(tensor, row, span))
+            .collect()
+    }
+
+    /// How many rows iterating over `tensor` visits (its first size, which must be concrete).
+    pub(super) fn row_count(&mut self, tensor: &TensorValue, span: Span) -> Result<usize> {
         let Some(&first) = tensor.dims().first() else {
             return Err(error(Code::TypeError, span, "cannot iterate over a 0-d tensor").into());
         };
@@ -207,15 +247,20 @@ impl Interpreter {
                 self.concrete_int(expr, span, "a loop over the rows of a tensor")?
             }
         };
-        let rows = usize::try_from(rows).unwrap_or(0);
-        (0..rows)
-            .map(|row| {
-                let op = Op::Index {
-                    items: vec![IndexSpec::Int((row as i64).into())],
-                };
-                self.apply_one(op, vec![Operand::Tensor(tensor.clone())], span)
-            })
-            .collect()
+        Ok(usize::try_from(rows).unwrap_or(0))
+    }
+
+    /// Row `row` of `tensor` (`tensor[row]`).
+    pub(super) fn tensor_row(
+        &mut self,
+        tensor: &TensorValue,
+        row: usize,
+        span: Span,
+    ) -> Result<Value> {
+        let op = Op::Index {
+            items: vec![IndexSpec::Int((row as i64).into())],
+        };
+        self.apply_one(op, vec![Operand::Tensor(tensor.clone())], span)
     }
 
     /// `x.T`: the dimensions in reverse order.

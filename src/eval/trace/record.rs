@@ -54,6 +54,36 @@ impl CheckMessage {
 }
 
 impl Interpreter {
+    /// Refuses to trace on once the trace holds more than [`limits::TRACE_SIZE`] nodes and
+    /// size expressions: called at every iteration of a loop and every call while tracing,
+    /// the places where a trace can grow without bound.
+    ///
+    /// [`limits::TRACE_SIZE`]: crate::eval::limits::TRACE_SIZE
+    pub(in crate::eval) fn check_trace_size(&self, span: Span) -> Result<()> {
+        let Some(tracer) = self.tracer.as_ref() else {
+            return Ok(());
+        };
+        let graph = &tracer.graph;
+        let size = graph.nodes.len() + graph.env.expression_count();
+        if size <= crate::eval::limits::TRACE_SIZE {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            Code::ValueError,
+            span,
+            format!(
+                "the trace of `{}` grew past {} operations and size expressions",
+                graph.name,
+                crate::eval::limits::TRACE_SIZE
+            ),
+        )
+        .with_label("the trace was this far")
+        .with_help(
+            "loops and recursion in a compiled function are unrolled when traced: compute with operations on whole tensors, or run the loop outside @compile",
+        )
+        .into())
+    }
+
     fn tracer_mut(&mut self) -> &mut super::Tracer {
         self.tracer
             .as_mut()
