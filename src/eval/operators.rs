@@ -564,8 +564,45 @@ fn compare(op: BinaryOp, ordering: Ordering) -> bool {
     }
 }
 
-/// `==` on non-tensor values: structural, numbers compared by value (`1 == 1.0`).
+/// `==` on non-tensor values: structural, numbers compared by value (`1 == 1.0`). As in
+/// Python, a list is equal to itself without comparing its items, and nested lists are walked
+/// with a stack of the pairs still open, not by recursion, so no nesting is too deep.
 pub(super) fn equal(a: &Value, b: &Value) -> bool {
+    let mut open: Vec<(&[Value], &[Value])> = Vec::new();
+    let mut pair = (a, b);
+    loop {
+        match pair {
+            (Value::List(x), Value::List(y)) => {
+                if x.len() != y.len() {
+                    return false;
+                }
+                if !std::rc::Rc::ptr_eq(x, y) {
+                    open.push((x, y));
+                }
+            }
+            (x, y) => {
+                if !equal_item(x, y) {
+                    return false;
+                }
+            }
+        }
+        // The next pair to compare, after the lists that are done.
+        loop {
+            let Some((x, y)) = open.last_mut() else {
+                return true;
+            };
+            if let (Some((p, rest_x)), Some((q, rest_y))) = (x.split_first(), y.split_first()) {
+                (*x, *y) = (rest_x, rest_y);
+                pair = (p, q);
+                break;
+            }
+            open.pop();
+        }
+    }
+}
+
+/// `==` on two values that are not both lists.
+fn equal_item(a: &Value, b: &Value) -> bool {
     if let (Some(x), Some(y)) = (number(a), number(b)) {
         return match (x.as_int(), y.as_int()) {
             (Some(i), Some(j)) => i == j,
@@ -575,9 +612,7 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::None, Value::None) => true,
         (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::List(x), Value::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
-        }
+        (Value::List(_), Value::List(_)) => equal(a, b),
         (Value::DType(x), Value::DType(y)) => x == y,
         (Value::Function(x), Value::Function(y)) => std::rc::Rc::ptr_eq(x, y),
         (Value::Builtin(x), Value::Builtin(y)) => x.name() == y.name(),
@@ -777,6 +812,31 @@ pub(in crate::eval) fn division_by_zero(span: Span) -> Box<crate::diag::Diagnost
 #[cfg(test)]
 mod tests {
     use std::cmp::Ordering;
+
+    use crate::eval::value::Value;
+
+    /// Lists nested 200,000 deep compare and print on a thread with a 1 MiB stack, which
+    /// recursion over the nesting would overflow.
+    #[test]
+    fn deep_lists_compare_and_print_without_recursion() {
+        let on_small_stack = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                let nested = |depth: usize| {
+                    (0..depth).fold(Value::Int(1), |inner, _| Value::list(vec![inner]))
+                };
+                let (a, b, c) = (nested(200_000), nested(200_000), nested(199_999));
+                let text = a.to_string();
+                let outcome = (super::equal(&a, &b), super::equal(&a, &c), text.len());
+                // Dropping them would recurse as deep; the test process ends soon after.
+                std::mem::forget((a, b, c));
+                outcome
+            })
+            .expect("starting a thread");
+        let (equal, unequal, length) = on_small_stack.join().expect("no stack overflow");
+        assert!(equal && !unequal);
+        assert_eq!(length, 2 * 200_000 + 1);
+    }
 
     use super::ExactNumber;
     use proptest::prelude::*;

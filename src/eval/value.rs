@@ -118,9 +118,57 @@ impl Value {
                 true
             }
             Value::Tensor(tensor) => tensor.is_fake(),
-            Value::List(items) => items.iter().any(Value::is_symbolic),
+            Value::List(items) => {
+                // Each list once: a list can hold another twice, so a walk of every item
+                // would grow exponentially with the nesting.
+                let mut seen = std::collections::HashSet::new();
+                let mut pending: Vec<&Rc<[Value]>> = vec![items];
+                while let Some(list) = pending.pop() {
+                    for item in list.iter() {
+                        match item {
+                            Value::List(inner)
+                                if seen.insert(Rc::as_ptr(inner).cast::<Value>()) =>
+                            {
+                                pending.push(inner);
+                            }
+                            Value::List(_) => {}
+                            other if other.is_symbolic() => return true,
+                            _ => {}
+                        }
+                    }
+                }
+                false
+            }
             _ => false,
         }
+    }
+
+    /// What makes the lists in this value too big to walk item by item, if anything: more
+    /// than `items` items in all (a list held twice counts twice, so items grow exponentially
+    /// with the nesting) or nesting more than `depth` deep. The walk stops at the limit.
+    pub fn lists_beyond(&self, items: usize, depth: usize) -> Option<String> {
+        let Value::List(list) = self else {
+            return None;
+        };
+        let mut open = vec![list.iter()];
+        let mut count = 0;
+        while let Some(level) = open.last_mut() {
+            let Some(item) = level.next() else {
+                open.pop();
+                continue;
+            };
+            count += 1;
+            if count > items {
+                return Some(format!("hold more than {items} items"));
+            }
+            if let Value::List(inner) = item {
+                if open.len() == depth {
+                    return Some(format!("nest more than {depth} deep"));
+                }
+                open.push(inner.iter());
+            }
+        }
+        None
     }
 
     pub fn list(items: Vec<Value>) -> Value {
@@ -391,35 +439,104 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Str(text) => f.write_str(text),
-            other => write_repr(f, other),
+            other => write_shown(f, other),
         }
     }
 }
 
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_repr(f, self)
+        write_shown(f, self)
     }
 }
 
-/// The form a value takes inside a list: strings are quoted there.
+/// A value's form inside a list, or for a list whose text would be longer than
+/// [`limits::LIST_LENGTH`] characters (lists can share items, so `[l, l]` doubles the text
+/// of `l` in one step), a summary: the text is built up to the limit first, never past it.
+///
+/// [`limits::LIST_LENGTH`]: super::limits::LIST_LENGTH
+fn write_shown(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
+    let Value::List(items) = value else {
+        return write_repr(f, value);
+    };
+    let mut text = Bounded {
+        text: String::new(),
+        room: super::limits::LIST_LENGTH,
+    };
+    if fmt::write(&mut text, format_args!("{}", Repr(value))).is_ok() {
+        return f.write_str(&text.text);
+    }
+    write!(
+        f,
+        "<list of {} items, longer than {} characters to show>",
+        items.len(),
+        super::limits::LIST_LENGTH
+    )
+}
+
+/// Text that refuses to grow past `room` more bytes.
+struct Bounded {
+    text: String,
+    room: usize,
+}
+
+impl fmt::Write for Bounded {
+    fn write_str(&mut self, part: &str) -> fmt::Result {
+        self.room = self.room.checked_sub(part.len()).ok_or(fmt::Error)?;
+        self.text.push_str(part);
+        Ok(())
+    }
+}
+
+/// Formats through [`write_repr`].
+struct Repr<'a>(&'a Value);
+
+impl fmt::Display for Repr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_repr(f, self.0)
+    }
+}
+
+/// The form a value takes inside a list: strings are quoted there. Nested lists are walked
+/// with a stack of the lists still open, not by recursion, so no nesting is too deep.
 fn write_repr(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
+    let mut open: Vec<(&[Value], usize)> = Vec::new();
+    let mut current = value;
+    loop {
+        if let Value::List(items) = current {
+            f.write_str("[")?;
+            open.push((items, 0));
+        } else {
+            write_item(f, current)?;
+        }
+        // The next value to write, after closing the lists that are done.
+        loop {
+            let Some((items, next)) = open.last_mut() else {
+                return Ok(());
+            };
+            if let Some(item) = items.get(*next) {
+                if *next > 0 {
+                    f.write_str(", ")?;
+                }
+                *next += 1;
+                current = item;
+                break;
+            }
+            f.write_str("]")?;
+            open.pop();
+        }
+    }
+}
+
+/// The form of a value other than a list inside a list.
+fn write_item(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
     match value {
         Value::None => f.write_str("none"),
         Value::Bool(b) => write!(f, "{b}"),
         Value::Int(i) => write!(f, "{i}"),
         Value::Float(x) => f.write_str(&format_f64(*x)),
         Value::Str(text) => write!(f, "{text:?}"),
-        Value::List(items) => {
-            f.write_str("[")?;
-            for (position, item) in items.iter().enumerate() {
-                if position > 0 {
-                    f.write_str(", ")?;
-                }
-                write_repr(f, item)?;
-            }
-            f.write_str("]")
-        }
+        Value::List(_) => write_repr(f, value),
         Value::Tensor(tensor) => match tensor.host() {
             Some(Ok(host)) => f.write_str(&host::format_tensor(&host)),
             Some(Err(error)) => write!(f, "<tensor unavailable: {error}>"),

@@ -19,8 +19,9 @@
 //! `TSL_FUZZ_FIRST` the index of the first case (to run part of a campaign again),
 //! `TSL_FUZZ_WORKERS` the threads, `TSL_FUZZ_TIME` the seconds one run may take,
 //! `TSL_FUZZ_MEMORY_MB` the address-space limit of a child, and `TSL_FUZZ_OUT` a directory
-//! that receives every failing case with its problems. Every failure a campaign finds
-//! becomes a suite case once fixed.
+//! that receives every failing case with its problems (and, while a worker runs a case, the
+//! case as `running-KIND-WORKER.tsl`, so one that aborts the process is left behind). Every
+//! failure a campaign finds becomes a suite case once fixed.
 
 #[path = "fuzz/mutate.rs"]
 mod mutate;
@@ -199,6 +200,14 @@ fn campaign(
                         let directory = workspace.join(&case.relative_dir);
                         let path = directory.join(format!("fuzz_{name}.tsl"));
                         std::fs::write(&path, &case.text).expect("writing a case");
+                        // A case that aborts the process (memory exhausted) leaves its
+                        // index and text behind.
+                        if let Some(out) = &settings.out {
+                            let running = out.join(format!("running-{name}-{worker}.tsl"));
+                            let header = format!("# case {index} of seed {}\n", settings.seed);
+                            let _ = std::fs::create_dir_all(out);
+                            let _ = std::fs::write(running, header + &case.text);
+                        }
                         let problems = check(&path, &case.text);
                         if !problems.is_empty() {
                             let report = report(settings, name, index, &case, &problems);
@@ -208,6 +217,10 @@ fn campaign(
                         }
                     }
                     let _ = std::fs::remove_dir_all(&workspace);
+                    if let Some(out) = &settings.out {
+                        let _ =
+                            std::fs::remove_file(out.join(format!("running-{name}-{worker}.tsl")));
+                    }
                 })
                 .expect("starting a fuzz worker");
         }

@@ -109,17 +109,25 @@ impl Interpreter {
     }
 }
 
+/// How deep the recorded type of a list goes (lists nested deeper record no type).
+const MAX_LIST_DEPTH: usize = 4;
+
 fn recorded(value: &Value) -> Option<Recorded> {
+    recorded_within(value, MAX_LIST_DEPTH)
+}
+
+fn recorded_within(value: &Value, depth: usize) -> Option<Recorded> {
     match value {
         Value::Tensor(tensor) => Some(Recorded::Tensor(tensor.meta())),
         Value::SymInt(expr) => Some(Recorded::Int(*expr)),
         Value::SymBool(expr) => Some(Recorded::Bool(*expr)),
         Value::RuntimeScalar(tensor) => Some(Recorded::Scalar(tensor.dtype())),
         Value::List(items) => {
+            let inner = depth.checked_sub(1)?;
             let shown: Vec<Recorded> = items
                 .iter()
                 .take(MAX_LIST_ITEMS)
-                .map(recorded)
+                .map(|item| recorded_within(item, inner))
                 .collect::<Option<_>>()?;
             Some(Recorded::List(shown, items.len()))
         }

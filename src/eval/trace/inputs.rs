@@ -46,6 +46,36 @@ struct SymbolTable {
     by_name: HashMap<String, SymbolId>,
 }
 
+/// How deep the lists in a compiled function's arguments and result may nest.
+pub(in crate::eval) const LIST_DEPTH: usize = 1000;
+
+/// Refuses an argument of a compiled function whose lists hold more than
+/// [`limits::TRACED_LIST_LENGTH`] items in all, or nest more than [`LIST_DEPTH`] deep: every
+/// item is an input the trace guards on.
+///
+/// [`limits::TRACED_LIST_LENGTH`]: crate::eval::limits::TRACED_LIST_LENGTH
+pub(in crate::eval) fn check_argument_lists(
+    function: &Function,
+    arguments: &[(Value, Span)],
+) -> Result<()> {
+    let items = crate::eval::limits::TRACED_LIST_LENGTH;
+    for (value, span) in arguments {
+        if let Some(problem) = value.lists_beyond(items, LIST_DEPTH) {
+            return Err(Diagnostic::error(
+                Code::ValueError,
+                *span,
+                format!(
+                    "the lists passed to compiled `{}` {problem}",
+                    function.qualified_name()
+                ),
+            )
+            .with_help("each item of a list argument is an input the trace guards on: pass the values as a tensor, or call the function without @compile")
+            .into());
+        }
+    }
+    Ok(())
+}
+
 impl Interpreter {
     /// Turns concrete arguments into traced ones, recording input nodes and symbol sources.
     pub(in crate::eval) fn trace_arguments(

@@ -26,6 +26,7 @@ use std::collections::HashMap;
 
 pub(in crate::eval) use facts::Became;
 pub use facts::{CheckFact, Recording, TraceFacts, TypeFact};
+pub(in crate::eval) use inputs::check_argument_lists;
 pub use inputs::{DynamicPolicy, TraceRequest};
 pub(in crate::eval) use record::CheckMessage;
 pub use sizes::TraceSizes;

@@ -12,6 +12,23 @@ use crate::source::Span;
 impl Interpreter {
     /// The graph output standing for a returned value.
     pub(in crate::eval) fn output_of(&mut self, value: &Value, span: Span) -> Result<Output> {
+        let items = crate::eval::limits::TRACED_LIST_LENGTH;
+        if let Some(problem) = value.lists_beyond(items, super::inputs::LIST_DEPTH) {
+            return Err(error(
+                Code::ValueError,
+                span,
+                format!("the lists a compiled function returns {problem}"),
+            )
+            .with_help(
+                "each item of a returned list is an output of the graph: return a tensor instead",
+            )
+            .into());
+        }
+        self.output_tree(value, span)
+    }
+
+    /// [`Interpreter::output_of`] for a value whose lists are within the limits.
+    fn output_tree(&mut self, value: &Value, span: Span) -> Result<Output> {
         Ok(match value {
             Value::None => Output::None,
             Value::Bool(b) => Output::Bool(*b),
@@ -33,7 +50,7 @@ impl Interpreter {
             Value::List(items) => Output::List(
                 items
                     .iter()
-                    .map(|item| self.output_of(item, span))
+                    .map(|item| self.output_tree(item, span))
                     .collect::<Result<_>>()?,
             ),
             other => {
@@ -55,7 +72,22 @@ impl Interpreter {
             if position > 0 {
                 parts.push(Part::Text(" ".to_string()));
             }
-            self.append_parts(&mut parts, value, false, span);
+            // A list known now prints as eager code prints it (long ones summarised); one
+            // with parts known only when the graph runs is a template item by item.
+            let items = crate::eval::limits::TRACED_LIST_LENGTH;
+            match value {
+                Value::List(_) if !value.is_symbolic() => {
+                    parts.push(Part::Text(value.to_string()));
+                }
+                Value::List(list) => match value.lists_beyond(items, super::inputs::LIST_DEPTH) {
+                    Some(problem) => parts.push(Part::Text(format!(
+                        "<list of {} items, whose lists {problem} to show in a compiled function>",
+                        list.len()
+                    ))),
+                    None => self.append_parts(&mut parts, value, false, span),
+                },
+                _ => self.append_parts(&mut parts, value, false, span),
+            }
         }
         Template(merge_text(parts))
     }
