@@ -82,6 +82,9 @@ pub mod limits {
     /// The most nodes and size expressions one trace may hold together: loops and recursion
     /// are unrolled when traced, and a runaway one would otherwise fill memory.
     pub const TRACE_SIZE: usize = 1 << 18;
+    /// The deepest size expression a trace may build (each operation on one takes time
+    /// in proportion to its depth; a loop such as `t = t // n` nests one level per turn).
+    pub const EXPRESSION_DEPTH: usize = 1000;
 }
 
 /// How the interpreter runs.

@@ -459,11 +459,13 @@ fn write_shown(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
     let Value::List(items) = value else {
         return write_repr(f, value);
     };
+    let limit = super::limits::LIST_LENGTH;
     let mut text = Bounded {
         text: String::new(),
-        room: super::limits::LIST_LENGTH,
+        room: limit,
     };
-    if fmt::write(&mut text, format_args!("{}", Repr(value))).is_ok() {
+    let surely_longer = least_text(items, 64, &mut HashMap::new()) > limit as u64;
+    if !surely_longer && fmt::write(&mut text, format_args!("{}", Repr(value))).is_ok() {
         return f.write_str(&text.text);
     }
     write!(
@@ -472,6 +474,28 @@ fn write_shown(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
         items.len(),
         super::limits::LIST_LENGTH
     )
+}
+
+/// A lower bound on the length of the text of a list of `items`, found without writing it:
+/// every item at least one character, and nested lists, to `depth` levels, counted in full,
+/// each distinct list once (`[l, l]` costs no more than `l`).
+fn least_text(items: &Rc<[Value]>, depth: usize, memo: &mut HashMap<*const Value, u64>) -> u64 {
+    let key = Rc::as_ptr(items).cast::<Value>();
+    if let Some(&known) = memo.get(&key) {
+        return known;
+    }
+    let separators = 2 * items.len().saturating_sub(1) as u64;
+    let mut length = 2 + separators;
+    for item in items.iter() {
+        let least = match item {
+            Value::List(inner) if depth > 0 => least_text(inner, depth - 1, memo),
+            Value::List(_) => 2,
+            _ => 1,
+        };
+        length = length.saturating_add(least);
+    }
+    memo.insert(key, length);
+    length
 }
 
 /// Text that refuses to grow past `room` more bytes.

@@ -321,6 +321,11 @@ impl ShapeEnv {
         self.arena.len()
     }
 
+    /// The depth of the most deeply nested expression interned so far.
+    pub fn deepest_expression(&self) -> usize {
+        self.arena.deepest()
+    }
+
     /// Invalidates cached ranges after a fact changed.
     pub(super) fn touch(&mut self) {
         self.cache.epoch = self.cache.epoch.wrapping_add(1).max(1);

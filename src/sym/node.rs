@@ -198,6 +198,8 @@ pub(super) struct Arena {
     chain: Vec<Option<ExprId>>,
     /// Reused while merging children's free symbols.
     scratch: Vec<SymbolId>,
+    /// The greatest depth of a node so far.
+    deepest: u32,
 }
 
 impl Arena {
@@ -211,6 +213,10 @@ impl Arena {
 
     pub(super) fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    pub(super) fn deepest(&self) -> usize {
+        self.deepest as usize
     }
 
     /// Total order used for canonical argument lists.
@@ -304,6 +310,7 @@ impl Arena {
         let boolean = node.is_boolean();
         let previous = self.index.insert(content_hash(&node), id);
         self.chain.push(previous);
+        self.deepest = self.deepest.max(shape.depth);
         self.nodes.push(NodeData {
             node,
             key,

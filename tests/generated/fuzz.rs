@@ -161,13 +161,19 @@ fn case(corpus: &[Source], donors: &[String], seed: u64, index: usize, scale: Sc
         };
     }
     let source = &corpus[rng.random_range(0..corpus.len())];
+    let mut text = mutate::mutate(&source.text, donors, scale, &mut rng);
+    // A mutant of a program whose compiled run differs by design may have lost the words
+    // that say so; it differs all the same.
+    if !run::comparable(&source.text) && run::comparable(&text) {
+        text.push_str("\n# eager-differs: a mutant of a program that differs by design\n");
+    }
     Case {
         origin: format!("mutant of {}", source.relative.display()),
         relative_dir: source
             .relative
             .parent()
             .map_or_else(PathBuf::new, Path::to_path_buf),
-        text: mutate::mutate(&source.text, donors, scale, &mut rng),
+        text,
     }
 }
 

@@ -55,27 +55,32 @@ impl CheckMessage {
 
 impl Interpreter {
     /// Refuses to trace on once the trace holds more than [`limits::TRACE_SIZE`] nodes and
-    /// size expressions: called at every iteration of a loop and every call while tracing,
+    /// size expressions, or a size expression deeper than [`limits::EXPRESSION_DEPTH`]: called at every iteration of a loop and every call while tracing,
     /// the places where a trace can grow without bound.
     ///
     /// [`limits::TRACE_SIZE`]: crate::eval::limits::TRACE_SIZE
+    /// [`limits::EXPRESSION_DEPTH`]: crate::eval::limits::EXPRESSION_DEPTH
     pub(in crate::eval) fn check_trace_size(&self, span: Span) -> Result<()> {
         let Some(tracer) = self.tracer.as_ref() else {
             return Ok(());
         };
         let graph = &tracer.graph;
         let size = graph.nodes.len() + graph.env.expression_count();
-        if size <= crate::eval::limits::TRACE_SIZE {
+        let (size_limit, depth_limit) = (
+            crate::eval::limits::TRACE_SIZE,
+            crate::eval::limits::EXPRESSION_DEPTH,
+        );
+        let problem = if size > size_limit {
+            format!("grew past {size_limit} operations and size expressions")
+        } else if graph.env.deepest_expression() > depth_limit {
+            format!("built a size expression nested more than {depth_limit} deep")
+        } else {
             return Ok(());
-        }
+        };
         Err(Diagnostic::error(
             Code::ValueError,
             span,
-            format!(
-                "the trace of `{}` grew past {} operations and size expressions",
-                graph.name,
-                crate::eval::limits::TRACE_SIZE
-            ),
+            format!("the trace of `{}` {problem}", graph.name),
         )
         .with_label("the trace was this far")
         .with_help(
