@@ -25,6 +25,7 @@ pub fn tensor(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     if data.is_symbolic() {
         return symbolic_tensor(interpreter, data, dtype, span);
     }
+    check_element_count(data, span)?;
     let mut shape = Vec::new();
     let mut elements = Vec::new();
     let mut leaf_depth = None;
@@ -32,6 +33,34 @@ pub fn tensor(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let tensor =
         host::from_elements(&shape, &elements, dtype).map_err(|e| kernel_error(&e, span))?;
     Ok(Value::Tensor(TensorValue::new(tensor)))
+}
+
+/// Refuses nested lists whose shape, read along their first items, has more than
+/// [`limits::LIST_LENGTH`] elements: a list can hold another twice, so a short program can
+/// name more elements than any list could hold.
+///
+/// [`limits::LIST_LENGTH`]: crate::eval::limits::LIST_LENGTH
+fn check_element_count(data: &Value, span: Span) -> Result<()> {
+    let limit = crate::eval::limits::LIST_LENGTH;
+    let mut count = 1usize;
+    let mut level = data;
+    for _ in 0..MAX_LIST_DEPTH {
+        // Deeper data is the shape error `collect` reports.
+        let Value::List(items) = level else { break };
+        count = count.saturating_mul(items.len());
+        let Some(first) = items.first() else { break };
+        level = first;
+    }
+    if count <= limit {
+        return Ok(());
+    }
+    Err(error(
+        Code::ValueError,
+        span,
+        format!("tensor() of lists with more than {limit} elements"),
+    )
+    .with_help("make large tensors with zeros(), full(), arange() or randn(), or cat() and stack() of tensors")
+    .into())
 }
 
 /// Walks nested lists, recording the shape and rejecting ragged or non-numeric data.
