@@ -612,7 +612,6 @@ fn equal_item(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::None, Value::None) => true,
         (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::List(_), Value::List(_)) => equal(a, b),
         (Value::DType(x), Value::DType(y)) => x == y,
         (Value::Function(x), Value::Function(y)) => std::rc::Rc::ptr_eq(x, y),
         (Value::Builtin(x), Value::Builtin(y)) => x.name() == y.name(),

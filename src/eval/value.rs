@@ -452,7 +452,8 @@ impl fmt::Debug for Value {
 
 /// A value's form inside a list, or for a list whose text would be longer than
 /// [`limits::LIST_LENGTH`] characters (lists can share items, so `[l, l]` doubles the text
-/// of `l` in one step), a summary: the text is built up to the limit first, never past it.
+/// of `l` in one step), a summary: a lower bound on the text's length that passes the limit
+/// decides at once; otherwise the text is built up to the limit, never past it.
 ///
 /// [`limits::LIST_LENGTH`]: super::limits::LIST_LENGTH
 fn write_shown(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
@@ -460,19 +461,19 @@ fn write_shown(f: &mut fmt::Formatter<'_>, value: &Value) -> fmt::Result {
         return write_repr(f, value);
     };
     let limit = super::limits::LIST_LENGTH;
-    let mut text = Bounded {
-        text: String::new(),
-        room: limit,
-    };
-    let surely_longer = least_text(items, 64, &mut HashMap::new()) > limit as u64;
-    if !surely_longer && fmt::write(&mut text, format_args!("{}", Repr(value))).is_ok() {
-        return f.write_str(&text.text);
+    if least_text(items, 64, &mut HashMap::new()) <= limit as u64 {
+        let mut text = Bounded {
+            text: String::new(),
+            room: limit,
+        };
+        if fmt::write(&mut text, format_args!("{}", Repr(value))).is_ok() {
+            return f.write_str(&text.text);
+        }
     }
     write!(
         f,
-        "<list of {} items, longer than {} characters to show>",
-        items.len(),
-        super::limits::LIST_LENGTH
+        "<list of {} items, longer than {limit} characters to show>",
+        items.len()
     )
 }
 

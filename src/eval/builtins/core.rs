@@ -100,15 +100,15 @@ pub fn enumerate(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value>
 pub fn zip(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let args = args.bind("zip", &["*lists"])?;
     // Like Python's, `zip` stops at the shortest: only that many items of each are made.
-    let mut length = usize::MAX;
+    let mut lengths = Vec::new();
     for Positional { value, span } in &args.rest {
-        length = length.min(interpreter.iteration_length(value, *span)?);
+        lengths.push(interpreter.iteration_length(value, *span)?);
     }
+    let length = lengths.into_iter().min().unwrap_or(0);
     let mut lists = Vec::new();
     for Positional { value, span } in &args.rest {
         lists.push(interpreter.first_items(value, length, *span)?);
     }
-    let length = lists.iter().map(Vec::len).min().unwrap_or(0);
     Ok(Value::list(
         (0..length)
             .map(|k| Value::list(lists.iter().map(|list| list[k].clone()).collect()))

@@ -55,8 +55,9 @@ impl CheckMessage {
 
 impl Interpreter {
     /// Refuses to trace on once the trace holds more than [`limits::TRACE_SIZE`] nodes and
-    /// size expressions, or a size expression deeper than [`limits::EXPRESSION_DEPTH`]: called at every iteration of a loop and every call while tracing,
-    /// the places where a trace can grow without bound.
+    /// size expressions, or a size expression deeper than [`limits::EXPRESSION_DEPTH`].
+    /// Called at every iteration of a loop and every call while tracing, the places where a
+    /// trace can grow without bound.
     ///
     /// [`limits::TRACE_SIZE`]: crate::eval::limits::TRACE_SIZE
     /// [`limits::EXPRESSION_DEPTH`]: crate::eval::limits::EXPRESSION_DEPTH
