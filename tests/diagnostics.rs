@@ -140,3 +140,44 @@ snapshot!(
     "def double(x):\n    return 2 * x\nif double(1) > 1:\n    print(\"big\")\n"
 );
 snapshot!(hint_invert_float, "let x = tensor([1.0, 0.0])\nprint(~x)\n");
+
+/// ariadne ends lines at characters TSL reads as spaces (form feed, a lone `\r`) or as text
+/// (U+2028 in a comment): the rendered location must still be the line the JSON output, the
+/// language server and editors give.
+#[test]
+fn rendered_lines_are_tsl_lines() {
+    for (source, line) in [
+        ("let x = 1\n# a\x0cpage break\nlet y = x + \"a\"\n", 3),
+        ("# a\u{2028}separator\nlet y = 1 + \"a\"\n", 2),
+        ("let x = 1 \r let y = x + \"a\"\n", 1),
+        ("let x = 1\r\nlet y = x + \"a\"\r\n", 2),
+    ] {
+        let run = on_big_stack(move || run_source("demo.tsl", source, Options::default()));
+        let [diagnostic] = run.diagnostics.as_slice() else {
+            panic!(
+                "one diagnostic expected from {source:?}: {:?}",
+                run.diagnostics
+            );
+        };
+        assert_eq!(diagnostic.line, Some(line), "{source:?}");
+        assert!(
+            diagnostic.rendered.contains(&format!("demo.tsl:{line}:")),
+            "{source:?} rendered as\n{}",
+            diagnostic.rendered
+        );
+    }
+}
+
+/// A line too long to echo shows an excerpt of the line the span starts on, never of the line
+/// before it.
+#[test]
+fn long_line_excerpts_come_from_the_span_line() {
+    let source = format!("let x = [1]\nlet y = x{}\n", "[0]".repeat(1200));
+    let text = on_big_stack(move || {
+        let run = run_source("demo.tsl", &source, Options::default());
+        run.diagnostics[0].rendered.clone()
+    });
+    assert!(text.contains("demo.tsl:2:9"), "{text}");
+    assert!(text.contains("| …let y = x[0][0]"), "{text}");
+    assert!(!text.contains("let x = [1]"), "{text}");
+}

@@ -2,6 +2,7 @@
 //!
 //! This is the only module that imports ariadne.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Write};
@@ -138,16 +139,18 @@ fn touches_long_line(sources: &SourceMap, diagnostic: &Diagnostic) -> bool {
     })
 }
 
-/// `file:line:column` and up to 60 characters of source around the start of `span`.
+/// `file:line:column` and up to 60 characters of its line from shortly before the start of
+/// `span`.
 fn excerpt(sources: &SourceMap, span: Span) -> String {
     let text = &sources.get(span.file).text;
     let start = span.start as usize;
-    let from = text[..start]
+    let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    let from = text[line_start..start]
         .char_indices()
         .rev()
         .take(20)
         .last()
-        .map_or(start, |(at, _)| at);
+        .map_or(start, |(at, _)| line_start + at);
     let shown: String = text[from..]
         .chars()
         .take_while(|c| *c != '\n')
@@ -199,7 +202,7 @@ fn at(span: Span) -> AriadneSpan {
 /// Serves the session's files to ariadne, converting each only once.
 struct SourceCache<'a> {
     sources: &'a SourceMap,
-    converted: HashMap<FileId, Source<&'a str>>,
+    converted: HashMap<FileId, Source<Cow<'a, str>>>,
 }
 
 impl<'a> SourceCache<'a> {
@@ -212,20 +215,44 @@ impl<'a> SourceCache<'a> {
 }
 
 impl<'a> Cache<FileId> for SourceCache<'a> {
-    type Storage = &'a str;
+    type Storage = Cow<'a, str>;
 
-    fn fetch(&mut self, id: &FileId) -> Result<&Source<&'a str>, impl fmt::Debug> {
+    fn fetch(&mut self, id: &FileId) -> Result<&Source<Cow<'a, str>>, impl fmt::Debug> {
         let sources = self.sources;
         Ok::<_, ()>(
             self.converted
                 .entry(*id)
-                .or_insert_with(|| Source::from(sources.get(*id).text.as_str())),
+                .or_insert_with(|| Source::from(with_tsl_lines(&sources.get(*id).text))),
         )
     }
 
     fn display<'b>(&self, id: &'b FileId) -> Option<impl fmt::Display + 'b> {
         Some(self.sources.get(*id).name.clone())
     }
+}
+
+/// `text` with TSL's line ends only. ariadne also ends lines at a lone `\r`, vertical tab,
+/// form feed, U+0085, U+2028 and U+2029, which TSL reads as spaces or as characters of a
+/// comment, a string or an error: each becomes a character of the same UTF-8 length that ends
+/// no line, so that byte offsets still point at the same places and the line numbers shown
+/// are those of the JSON output, the language server and the editor.
+fn with_tsl_lines(text: &str) -> Cow<'_, str> {
+    let ends_a_line = |c: char| matches!(c, '\x0B' | '\x0C' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    let lone_return = |at: usize| text.as_bytes().get(at + 1) != Some(&b'\n');
+    let needs_change = text
+        .char_indices()
+        .any(|(at, c)| ends_a_line(c) || (c == '\r' && lone_return(at)));
+    if !needs_change {
+        return Cow::Borrowed(text);
+    }
+    let shown = text.char_indices().map(|(at, c)| match c {
+        '\r' if lone_return(at) => ' ',
+        '\x0B' | '\x0C' => ' ',
+        '\u{85}' => '\u{A0}',
+        '\u{2028}' | '\u{2029}' => '\u{2424}',
+        other => other,
+    });
+    Cow::Owned(shown.collect())
 }
 
 /// The JSON object of spec §7 for one diagnostic (lines and columns 1-based).
