@@ -74,10 +74,13 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
         let line_start = self.line_starts[line];
-        let column = self
-            .text
-            .get(line_start..offset)
-            .map_or(offset - line_start, |prefix| prefix.chars().count());
+        let prefix = self.text.get(line_start..offset);
+        // A byte order mark opening the file takes no column, as in editors.
+        let prefix = prefix.map(|prefix| match prefix.strip_prefix('\u{feff}') {
+            Some(rest) if line == 0 => rest,
+            _ => prefix,
+        });
+        let column = prefix.map_or(offset - line_start, |prefix| prefix.chars().count());
         (line + 1, column + 1)
     }
 

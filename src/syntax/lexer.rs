@@ -226,6 +226,9 @@ impl Tok<'_> {
 /// A token with its byte range, as lalrpop consumes it.
 pub type Spanned<'a> = (usize, Tok<'a>, usize);
 
+/// U+FEFF, skipped at the start of a file.
+pub const BYTE_ORDER_MARK: char = '\u{feff}';
+
 /// Lexes `text` into the separator-normalised stream the grammar expects. `base` is the byte
 /// offset of `text` in its file (non-zero for an interpolation inside a string). Lexical errors
 /// are pushed to `errors` and the offending characters skipped.
@@ -238,6 +241,11 @@ pub fn tokenize<'a>(
     // Past this many, lexical errors are skipped silently: the parser reports at most a
     // hundred errors per file anyway, and a binary file would otherwise make millions.
     const MAX_ERRORS: usize = 1000;
+    // A byte order mark opens some files saved on Windows; it is not part of the program.
+    let (text, base) = match text.strip_prefix(BYTE_ORDER_MARK) {
+        Some(rest) if base == 0 => (rest, BYTE_ORDER_MARK.len_utf8()),
+        _ => (text, base),
+    };
     let mut error_count = 0;
     let mut brackets = Brackets::default();
     let mut tokens: Vec<Spanned<'a>> = Vec::new();
@@ -375,7 +383,42 @@ fn unexpected_characters(
     match bad {
         "!" => diagnostic.with_help("logical not is written `not x`"),
         "'" => diagnostic.with_help("strings are written in double quotes: \"…\""),
-        _ => diagnostic,
+        _ => match bad.chars().next().map(Unusual::of) {
+            Some(Unusual::Quote) => diagnostic
+                .with_help("strings are written in straight double quotes: \"…\" (U+0022)"),
+            Some(Unusual::Space) => diagnostic.with_help(
+                "an invisible or non-ASCII space (often pasted from a web page or a document); \
+                 delete it or type a plain space",
+            ),
+            Some(Unusual::Letter) => {
+                diagnostic.with_help("names are made of ASCII letters, digits and `_` (spec §2)")
+            }
+            Some(Unusual::Other) | None => diagnostic,
+        },
+    }
+}
+
+/// Characters outside TSL's alphabet that have a likely cause, for the help of a lexical error.
+enum Unusual {
+    /// Typographic quotes, as word processors and web pages turn `"` into.
+    Quote,
+    /// Spaces other than ASCII ones, and characters that print as nothing.
+    Space,
+    /// Letters and digits outside ASCII, as in a name.
+    Letter,
+    Other,
+}
+
+impl Unusual {
+    fn of(c: char) -> Unusual {
+        match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{201C}' | '\u{201D}'
+            | '\u{201E}' | '\u{201F}' | '\u{00AB}' | '\u{00BB}' => Unusual::Quote,
+            '\u{200B}'..='\u{200D}' | '\u{2060}' | BYTE_ORDER_MARK => Unusual::Space,
+            c if c.is_whitespace() => Unusual::Space,
+            c if !c.is_ascii() && c.is_alphanumeric() => Unusual::Letter,
+            _ => Unusual::Other,
+        }
     }
 }
 
@@ -488,5 +531,32 @@ mod tests {
             ]
         );
         assert!(tokens.iter().any(|(_, token, _)| *token == Tok::Int("2")));
+    }
+
+    #[test]
+    fn a_byte_order_mark_opens_a_file_and_nothing_else() {
+        let mut errors = Vec::new();
+        let tokens = tokenize("\u{feff}let x = 1", FileId(0), 0, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(tokens.first(), Some(&(3, Tok::Let, 6)));
+        tokenize("let x = \u{feff}1", FileId(0), 0, &mut errors);
+        assert_eq!(errors.len(), 1);
+    }
+
+    #[test]
+    fn characters_pasted_from_documents_get_help() {
+        let help = |text: &str| {
+            let mut errors = Vec::new();
+            tokenize(text, FileId(0), 0, &mut errors);
+            let [error, ..] = errors.as_slice() else {
+                panic!("an error expected for {text:?}");
+            };
+            error.help.clone().unwrap_or_default()
+        };
+        assert!(help("print(\u{201C}hi\u{201D})").contains("straight double quotes"));
+        assert!(help("let x\u{a0}= 1").contains("non-ASCII space"));
+        assert!(help("let x = 1\u{200b}").contains("non-ASCII space"));
+        assert!(help("let café = 1").contains("ASCII letters"));
+        assert_eq!(help("let x = 1 $ 2"), "");
     }
 }

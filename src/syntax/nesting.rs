@@ -38,6 +38,21 @@ pub fn too_deep(span: Span) -> Diagnostic {
     .with_help("split it up: compute inner parts in `let` statements or functions")
 }
 
+/// The diagnostic for a chain of more than [`MAX_NESTING`] binary operators (`a + b + c + …`),
+/// at `span`: each operator is a level of the syntax tree.
+pub fn too_long_chain(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        Code::SyntaxError,
+        span,
+        format!("this expression chains more than {MAX_NESTING} operators"),
+    )
+    .with_label("too many operators in one expression")
+    .with_help(
+        "compute it in parts (`let first = a + b + …`, then `first + …`), or put the terms in \
+         a tensor and use `sum()`",
+    )
+}
+
 /// Replaces every part of `tokens` nested deeper than [`MAX_NESTING`] (see the module doc).
 /// `text_end` is the byte offset where the text ends.
 pub fn limit(tokens: Vec<Spanned<'_>>, file: FileId, text_end: usize) -> Limited<'_> {

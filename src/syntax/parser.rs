@@ -146,7 +146,15 @@ impl<'input> ParseCtx<'input> {
     pub fn expr(&self, kind: ExprKind, start: usize, end: usize) -> Expr {
         let expr = Expr::new(kind, self.span(start, end));
         if expr.depth > MAX_NESTING {
-            self.too_deep(expr.span);
+            let chain = match &expr.kind {
+                ExprKind::Binary(_, left, _) => matches!(left.kind, ExprKind::Binary(..)),
+                _ => false,
+            };
+            if chain {
+                self.report_once(nesting::too_long_chain(expr.span));
+            } else {
+                self.too_deep(expr.span);
+            }
             return Expr::error(expr.span);
         }
         expr
@@ -211,8 +219,13 @@ impl<'input> ParseCtx<'input> {
     }
 
     fn too_deep(&self, span: Span) {
+        self.report_once(nesting::too_deep(span));
+    }
+
+    /// Reports the first place the tree grows past [`MAX_NESTING`]; the rest follow from it.
+    fn report_once(&self, diagnostic: Diagnostic) {
         if !self.nesting_reported.replace(true) {
-            self.error(nesting::too_deep(span));
+            self.error(diagnostic);
         }
     }
 
@@ -694,7 +707,12 @@ print(head(ones(3), arange(10).float()))
             ["this code is nested more than 1000 levels deep"]
         );
         let sum = format!("let x = 1{}", " + 1".repeat(200_000));
-        assert_eq!(messages(&sum).len(), 1);
+        assert_eq!(
+            messages(&sum),
+            ["this expression chains more than 1000 operators"]
+        );
+        let longest = format!("let x = 1{}", " * 2 + 1".repeat(500));
+        assert!(messages(&longest).is_empty());
         let ifs = format!("{}{}", "if a {".repeat(3_000), "}".repeat(3_000));
         assert_eq!(messages(&ifs).len(), 1);
     }
