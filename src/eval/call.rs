@@ -217,12 +217,7 @@ impl Interpreter {
             let value = self
                 .lookup(&param.name.name)
                 .expect("parameters are bound before they are checked");
-            let what = format!("`{}`", param.name.name);
-            self.check_annotation(&value, annotation, &what, *span, &mut dims)
-                .map_err(|mut diagnostic| {
-                    diagnostic.add_secondary(annotation.span, "declared here");
-                    diagnostic
-                })?;
+            self.check_parameter(&param.name.name, &value, annotation, *span, &mut dims)?;
         }
         let params: Vec<Rc<str>> = function
             .def
@@ -239,6 +234,40 @@ impl Interpreter {
             }
         }
         Ok(dims)
+    }
+
+    /// Checks the argument `value` of parameter `name` against its annotation.
+    fn check_parameter(
+        &mut self,
+        name: &str,
+        value: &Value,
+        annotation: &TypeAnn,
+        span: Span,
+        dims: &mut DimBindings,
+    ) -> Result<()> {
+        let what = format!("`{name}`");
+        self.check_annotation(value, annotation, &what, span, dims)
+            .map_err(|mut diagnostic| {
+                diagnostic.add_secondary(annotation.span, "declared here");
+                diagnostic
+            })
+    }
+
+    /// The first error eager code finds in the annotated arguments `bound` (in parameter
+    /// order), without binding their dims: a compiled call that refuses an argument's lists as
+    /// too large to trace reports this instead when there is one (a list passed for a tensor).
+    pub(super) fn check_arguments(
+        &mut self,
+        function: &Rc<Function>,
+        bound: &[(Value, Span)],
+    ) -> Result<()> {
+        let mut dims = DimBindings::new();
+        for (param, (value, span)) in function.def.params.iter().zip(bound) {
+            if let Some(annotation) = &param.annotation {
+                self.check_parameter(&param.name.name, value, annotation, *span, &mut dims)?;
+            }
+        }
+        Ok(())
     }
 
     /// Checks one value against its annotation; errors point at `span`. Size checks go

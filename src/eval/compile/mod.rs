@@ -73,7 +73,10 @@ impl Interpreter {
             let line = format!("recompile {}: {reason}", function.qualified_name());
             self.out.log(&line);
         }
-        super::trace::check_argument_lists(function, &bound)?;
+        if let Err(refused) = super::trace::check_argument_lists(function, &bound) {
+            self.check_arguments(function, &bound)?;
+            return Err(refused);
+        }
         let mut policy = function.cache.borrow_mut().observe(&arguments);
         let options = function.compile.unwrap_or_default();
         policy.all = options.dynamic == Some(true);
