@@ -161,7 +161,9 @@ impl Bound {
 
     /// A type error about parameter `index`.
     pub fn wrong(&self, index: usize, wanted: &str, got: &Value) -> Box<Diagnostic> {
-        if let Value::RuntimeScalar(_) = got {
+        if let Value::RuntimeScalar(_) = got
+            && eager_accepts(wanted, &got.kind())
+        {
             // A host number known only when the compiled graph runs (arithmetic the size
             // reasoning cannot express, such as `&` on a value read from data).
             return error(
@@ -353,4 +355,17 @@ pub fn normalize_dim(dim: i64, ndim: usize, span: Span) -> Result<usize> {
     )
     .with_label(expected)
     .into())
+}
+
+/// Whether an argument described as `wanted` (as [`Bound::wrong`] words it, for the argument
+/// or for an item of it) takes a host number of `kind` (`int`, `float` or `bool`) in eager
+/// code. When it does not, a number
+/// computed from data is the type error eager code reports; when it does, the compiled call
+/// fails only because the number is not known while tracing.
+fn eager_accepts(wanted: &str, kind: &str) -> bool {
+    wanted
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| {
+            word == "number" || word == "numbers" || word.strip_suffix('s').unwrap_or(word) == kind
+        })
 }
