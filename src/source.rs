@@ -6,6 +6,10 @@
 use std::fmt;
 use std::path::PathBuf;
 
+/// U+FEFF, which opens some files saved on Windows: the lexer skips it there, and it takes no
+/// column.
+pub const BYTE_ORDER_MARK: char = '\u{feff}';
+
 /// Identifies one file in a [`SourceMap`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileId(pub u32);
@@ -76,7 +80,7 @@ impl SourceFile {
         let line_start = self.line_starts[line];
         let prefix = self.text.get(line_start..offset);
         // A byte order mark opening the file takes no column, as in editors.
-        let prefix = prefix.map(|prefix| match prefix.strip_prefix('\u{feff}') {
+        let prefix = prefix.map(|prefix| match prefix.strip_prefix(BYTE_ORDER_MARK) {
             Some(rest) if line == 0 => rest,
             _ => prefix,
         });
@@ -240,5 +244,16 @@ mod tests {
         let mut map = SourceMap::new();
         let id = map.add("b", None, "ab".to_string());
         assert_eq!(map.get(id).line_column(99), (1, 3));
+    }
+
+    #[test]
+    fn a_byte_order_mark_takes_no_column() {
+        let mut map = SourceMap::new();
+        let id = map.add("c", None, "\u{feff}let x = 1\n\u{feff}y".to_string());
+        let file = map.get(id);
+        assert_eq!(file.line_column(3), (1, 1));
+        assert_eq!(file.line_column(7), (1, 5));
+        // Only the mark that opens the file: one later is a character like any other.
+        assert_eq!(file.line_column(file.text.len() - 1), (2, 2));
     }
 }

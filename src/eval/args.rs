@@ -359,9 +359,8 @@ pub fn normalize_dim(dim: i64, ndim: usize, span: Span) -> Result<usize> {
 
 /// Whether an argument described as `wanted` (as [`Bound::wrong`] words it, for the argument
 /// or for an item of it) takes a host number of `kind` (`int`, `float` or `bool`) in eager
-/// code. When it does not, a number
-/// computed from data is the type error eager code reports; when it does, the compiled call
-/// fails only because the number is not known while tracing.
+/// code. When it does not, a number computed from data is the type error eager code reports;
+/// when it does, the compiled call fails only because the number is not known while tracing.
 fn eager_accepts(wanted: &str, kind: &str) -> bool {
     wanted
         .split(|c: char| !c.is_ascii_alphanumeric())

@@ -9,7 +9,7 @@
 use logos::Logos;
 
 use crate::diag::{Code, Diagnostic};
-use crate::source::{FileId, Span};
+use crate::source::{BYTE_ORDER_MARK, FileId, Span};
 
 /// The keywords of spec §2: the words the lexer never reads as identifiers. The REPL and the
 /// language server complete them, and the editor grammars highlight exactly these.
@@ -225,9 +225,6 @@ impl Tok<'_> {
 
 /// A token with its byte range, as lalrpop consumes it.
 pub type Spanned<'a> = (usize, Tok<'a>, usize);
-
-/// U+FEFF, skipped at the start of a file.
-pub const BYTE_ORDER_MARK: char = '\u{feff}';
 
 /// Lexes `text` into the separator-normalised stream the grammar expects. `base` is the byte
 /// offset of `text` in its file (non-zero for an interpolation inside a string). Lexical errors
