@@ -108,3 +108,18 @@ fn tsl_check_and_graph_compute_no_large_constant() {
         stdout(&graph)
     );
 }
+
+/// A list of many tensors costs a few hundred bytes per tensor even when each is a view of no
+/// elements: a split into ten million parts, or a list of ten million rows, is refused for
+/// its memory (512 bytes reserved per tensor) before any part is made.
+#[test]
+fn lists_of_many_tensors_are_reserved_first() {
+    let split = "print(\"before\")\nlet parts = zeros(10000000, 0).split(1)\nprint(len(parts))\n";
+    let output = limited(&["SCRIPT"], split, "");
+    assert_out_of_memory(&output, "5120000000", 2);
+    assert_eq!(stdout(&output), "before\n");
+    let sections = "let parts = zeros(10000000, 0).tensor_split(10000000)\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], sections, ""), "5120000000", 1);
+    let rows = "let [first, ...rest] = zeros(10000000, 0)\nprint(len(rest))\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], rows, ""), "5120000000", 1);
+}

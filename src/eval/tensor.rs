@@ -196,30 +196,21 @@ impl Interpreter {
         .into()
     }
 
-    /// The first `count` rows of `tensor` as a list's items, within the length a list of them
-    /// may have: [`limits::LIST_LENGTH`], or [`limits::TRACED_LIST_LENGTH`] while tracing,
-    /// where each row is an operation of the trace.
-    ///
-    /// [`limits::LIST_LENGTH`]: crate::eval::limits::LIST_LENGTH
-    /// [`limits::TRACED_LIST_LENGTH`]: crate::eval::limits::TRACED_LIST_LENGTH
+    /// The first `count` rows of `tensor` as a list's items, within the length a list of
+    /// tensors may have ([`Interpreter::tensor_list_limit`]).
     pub(super) fn first_rows(
         &mut self,
         tensor: &TensorValue,
         count: usize,
         span: Span,
     ) -> Result<Vec<Value>> {
-        let (limit, help) = if self.tracer.is_some() {
-            (
-                crate::eval::limits::TRACED_LIST_LENGTH,
-                "in a compiled function every row is an operation of the trace; compute with operations on whole tensors instead",
-            )
-        } else {
-            (
-                crate::eval::limits::LIST_LENGTH,
-                "loop over the rows with `for`, which takes them one at a time, or compute with operations on whole tensors",
-            )
-        };
+        let limit = self.tensor_list_limit();
         if count > limit {
+            let help = if self.tracer.is_some() {
+                "in a compiled function every row is an operation of the trace; compute with operations on whole tensors instead"
+            } else {
+                "loop over the rows with `for`, which takes them one at a time, or compute with operations on whole tensors"
+            };
             return Err(error(
                 Code::ValueError,
                 span,
@@ -230,10 +221,24 @@ impl Interpreter {
             .with_help(help)
             .into());
         }
-        crate::eval::operators::reserve_values(count, span)?;
+        crate::eval::operators::reserve_tensors(count, span)?;
         (0..count)
             .map(|row| self.tensor_row(tensor, row, span))
             .collect()
+    }
+
+    /// The most tensors a list made at once (the rows of a tensor, the parts of a split) may
+    /// hold: [`limits::LIST_LENGTH`], or [`limits::TRACED_LIST_LENGTH`] while tracing, where
+    /// each is an operation or output of the trace.
+    ///
+    /// [`limits::LIST_LENGTH`]: crate::eval::limits::LIST_LENGTH
+    /// [`limits::TRACED_LIST_LENGTH`]: crate::eval::limits::TRACED_LIST_LENGTH
+    pub(super) fn tensor_list_limit(&self) -> usize {
+        if self.tracer.is_some() {
+            crate::eval::limits::TRACED_LIST_LENGTH
+        } else {
+            crate::eval::limits::LIST_LENGTH
+        }
     }
 
     /// How many rows iterating over `tensor` visits (its first size, which must be concrete).

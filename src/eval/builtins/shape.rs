@@ -217,7 +217,11 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
     let tensor = args.tensor(0)?;
     let dim = args.dim_or(interpreter, 2, tensor.ndim(), 0)?;
     let sizes = match args.required(1)? {
-        Value::List(_) => args.size_list(1)?,
+        Value::List(_) => {
+            let sizes = args.size_list(1)?;
+            too_many_parts(interpreter, sizes.len(), args.span(1))?;
+            sizes
+        }
         _ => {
             let chunk = args.int(interpreter, 1)?;
             if chunk <= 0 {
@@ -237,7 +241,11 @@ pub fn split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
             )?[0];
             // An empty dimension still gives one (empty) chunk, as in PyTorch.
             let count = ((length + chunk - 1) / chunk).max(1);
-            too_many_parts(count, args.span(1))?;
+            too_many_parts(
+                interpreter,
+                usize::try_from(count).unwrap_or(usize::MAX),
+                args.span(1),
+            )?;
             (0..count)
                 .map(|k| Dim::Known(chunk.min(length - k * chunk)))
                 .collect()
@@ -292,6 +300,7 @@ pub fn tensor_split(interpreter: &mut Interpreter, args: CallArgs) -> Result<Val
             )?
         }
         Cuts::Indices(indices) => {
+            too_many_parts(interpreter, indices.len() + 1, args.span(1))?;
             let mut parts = Vec::with_capacity(indices.len() + 1);
             let mut start = None;
             for stop in indices.into_iter().map(Some).chain([None]) {
@@ -360,26 +369,38 @@ fn cuts(interpreter: &mut Interpreter, args: &Bound) -> Result<Cuts> {
                 )
                 .into());
             }
-            too_many_parts(count, args.span(1))?;
+            too_many_parts(
+                interpreter,
+                usize::try_from(count).unwrap_or(usize::MAX),
+                args.span(1),
+            )?;
             Ok(Cuts::Sections(count))
         }
     }
 }
 
-/// A split into more parts than a list may hold is refused before any part is made.
-fn too_many_parts(count: i64, span: crate::source::Span) -> Result<()> {
-    if usize::try_from(count).is_ok_and(|count| count <= crate::eval::limits::LIST_LENGTH) {
-        return Ok(());
+/// A split into more parts than a list of tensors may hold
+/// ([`Interpreter::tensor_list_limit`]) is refused before any part is made, and the parts'
+/// memory is reserved.
+fn too_many_parts(
+    interpreter: &Interpreter,
+    count: usize,
+    span: crate::source::Span,
+) -> Result<()> {
+    let limit = interpreter.tensor_list_limit();
+    if count > limit {
+        let diagnostic = error(
+            Code::ValueError,
+            span,
+            format!("a split into {count} parts is more than the {limit} a list may hold"),
+        );
+        return Err(if interpreter.tracer.is_some() {
+            diagnostic.with_help("in a compiled function every part is an output of the trace; compute with operations on whole tensors instead").into()
+        } else {
+            diagnostic.into()
+        });
     }
-    Err(error(
-        Code::ValueError,
-        span,
-        format!(
-            "a split into {count} parts is more than the {} a list may hold",
-            crate::eval::limits::LIST_LENGTH
-        ),
-    )
-    .into())
+    crate::eval::operators::reserve_tensors(count, span)
 }
 
 pub fn narrow(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
