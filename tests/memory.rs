@@ -123,3 +123,16 @@ fn lists_of_many_tensors_are_reserved_first() {
     let rows = "let [first, ...rest] = zeros(10000000, 0)\nprint(len(rest))\n";
     assert_out_of_memory(&limited(&["SCRIPT"], rows, ""), "5120000000", 1);
 }
+
+/// Results whose size is known only from the data (`nonzero`, `repeat_interleave`, and a
+/// compiled compaction fused with the work after it) ask for their memory once their kernel has
+/// counted it, eagerly and compiled; they used to abort the process.
+#[test]
+fn results_sized_by_data_are_reserved_when_counted() {
+    let nonzero = "let m = full([500000000], true)\nprint(nonzero(m).shape)\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], nonzero, ""), "4000000000", 2);
+    let repeated = "let counts = full([1000], 500000)\nprint(repeat_interleave(counts).shape)\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], repeated, ""), "4000000000", 2);
+    let compiled = "@compile\nfn f(m: bool[n]) {\n    return nonzero(m) * 2\n}\nprint(f(full([500000000], true)).shape)\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], compiled, ""), "4000000000", 3);
+}

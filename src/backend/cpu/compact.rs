@@ -14,7 +14,7 @@ use rayon::prelude::*;
 pub(crate) use self::compress::Compress;
 
 use super::elementwise::PARALLEL_THRESHOLD;
-use super::error::{Result, guard_count};
+use super::error::{Result, guard_count, zeroed_vec};
 
 /// Flags per chunk: large enough that counting dominates scheduling, small enough that
 /// both cores get many chunks.
@@ -40,7 +40,7 @@ where
 {
     let counts = chunk_counts(flags);
     let count: usize = counts.iter().sum();
-    let mut out = vec![O::default(); guard_count(count as u128 * width as u128)?];
+    let mut out = zeroed_vec(guard_count(count as u128 * width as u128)?)?;
     let parts = split_parts(&mut out, &counts, width);
     let run = |(index, (chunk, part)): (usize, (&[bool], &mut [O]))| {
         fill(index * CHUNK, chunk, part);

@@ -9,11 +9,14 @@ use rayon::slice::ParallelSliceMut;
 use super::broadcast::broadcast_shapes;
 use super::compact::{Compress, kept_values, set_coordinates};
 use super::elementwise::{PARALLEL_THRESHOLD, broadcast_view};
-use super::error::{KernelError, Result, check_dim, checked_numel, format_shape, guard_count};
+use super::error::{
+    KernelError, Result, check_dim, checked_numel, format_shape, guard_count, scratch_vec,
+};
 use super::gather::index_values;
 use super::shape::reshape;
 use super::take::{as_slice, listed_positions, standard, take_along};
 use super::tensor::{Element, Tensor, with_array};
+use crate::backend::memory::reserve;
 
 /// The coordinates of the non-zero elements, as an `i64` tensor of shape `[count, ndim]`
 /// in row-major order (a 0-d input gives `[1, 0]` or `[0, 0]`).
@@ -85,7 +88,9 @@ pub fn repeat_interleave(input: &Tensor, counts: &Tensor, dim: Option<usize>) ->
         .filter(|&(axis, _)| axis != dim)
         .map(|(_, &size)| size)
         .product();
-    guard_count(positions.len() as u128 * rest as u128)?;
+    let numel = guard_count(positions.len() as u128 * rest as u128)?;
+    // The result's size is known only now: its memory is asked for before it is made.
+    reserve((numel as u64).saturating_mul(source.dtype().size_of() as u64))?;
     with_array!(&source, array => take_along(array, dim, &positions, &listed_positions()))
 }
 
@@ -103,22 +108,25 @@ fn repeated_positions(
     size: usize,
     dim: usize,
 ) -> Result<Vec<usize>> {
-    let counts: Vec<i64> = match counts.len() {
-        1 => vec![counts.iter().next().copied().unwrap_or(0); size],
-        length if length == size => counts.iter().copied().collect(),
+    let mut counts_per_slice = scratch_vec(size)?;
+    match counts.len() {
+        1 => counts_per_slice.resize(size, counts.iter().next().copied().unwrap_or(0)),
+        length if length == size => counts_per_slice.extend(counts.iter().copied()),
         length => {
             return Err(KernelError::Shape(format!(
                 "repeat_interleave has {length} counts for dim {dim} of size {size}"
             )));
         }
-    };
+    }
+    let counts = counts_per_slice;
     if let Some(negative) = counts.iter().find(|&&count| count < 0) {
         return Err(KernelError::Value(format!(
             "repeat_interleave counts must not be negative, got {negative}"
         )));
     }
     let total: u128 = counts.iter().map(|&count| count as u128).sum();
-    let mut positions = Vec::with_capacity(guard_count(total)?);
+    // Scratch beside the result, which is reserved: as large as an `i64` result.
+    let mut positions = scratch_vec(guard_count(total)?)?;
     for (position, &count) in counts.iter().enumerate() {
         positions.extend(std::iter::repeat_n(position, count as usize));
     }
@@ -130,7 +138,9 @@ fn repeated_positions(
 /// same); `-0.0` and `0.0` are one value.
 pub fn unique(input: &Tensor) -> Result<Tensor> {
     with_array!(input, array => {
-        let values = sorted_distinct(standard(array).iter().copied().collect());
+        let mut values = scratch_vec(array.len())?;
+        values.extend(standard(array).iter().copied());
+        let values = sorted_distinct(values);
         Tensor::from_vec(&[values.len()], values)
     })
 }

@@ -70,7 +70,8 @@ pub(super) fn collectable(kernel: &FusedKernel) -> Option<usize> {
 pub(super) type Failure = Mutex<Option<(usize, usize, KernelError)>>;
 
 /// The values of instruction `value` over the whole iteration space; the earliest element
-/// error is left in `failure`.
+/// error is left in `failure`. Their number is known only now (kept values of a compaction),
+/// so their memory is asked for first: `OutOfMemory` when the machine cannot provide it.
 pub(super) fn collect(
     context: &Context<'_>,
     plan: &Partition,
@@ -78,9 +79,11 @@ pub(super) fn collect(
     dtype: DType,
     failure: &Failure,
     interrupt: &Interrupt,
-) -> Buffer {
+) -> Result<Buffer, KernelError> {
     let domain = context.kernel.body[value].domain;
     let segments = Segments::new(plan.segments_in_order(domain));
+    let lane_bytes = if dtype == DType::I64 { 8 } else { 4 };
+    crate::backend::memory::reserve((segments.total as u64).saturating_mul(lane_bytes))?;
     let target = Target {
         context,
         segments: &segments,
@@ -89,10 +92,10 @@ pub(super) fn collect(
         failure,
         interrupt,
     };
-    match dtype {
+    Ok(match dtype {
         DType::I64 => Buffer::I64(target.collect::<i64>()),
         DType::F32 | DType::Bool => Buffer::F32(target.collect::<f32>()),
-    }
+    })
 }
 
 /// The segments in order, and where each one's values start in the output.

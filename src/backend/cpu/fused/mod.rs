@@ -32,7 +32,7 @@ use crate::backend::interrupt::Interrupt;
 use self::eval::{Scratch, Task, TaskResult};
 use self::layout::Operand;
 use self::partition::Partition;
-use super::error::{KernelError, Result, checked_numel};
+use super::error::{KernelError, Result, checked_numel, zeroed_vec};
 use super::tensor::Tensor;
 use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{Domain, FusedKernel, OutputKind};
@@ -102,7 +102,7 @@ fn collected(context: &eval::Context<'_>, plan: &Partition, index: usize) -> Res
         output.meta.dtype,
         &failure,
         &interrupt,
-    );
+    )?;
     interrupt.check()?;
     let failure = failure
         .into_inner()
@@ -243,12 +243,14 @@ enum Buffer {
 }
 
 impl Buffer {
+    /// A zeroed buffer of `len` values. A kernel that compacts knows the length only once it
+    /// has counted, after the reservation before it ran: the memory is asked for here.
     fn new(dtype: DType, len: usize) -> Result<Buffer> {
         checked_numel(&[len])?;
         Ok(match dtype {
-            DType::F32 => Buffer::F32(vec![0.0; len]),
-            DType::I64 => Buffer::I64(vec![0; len]),
-            DType::Bool => Buffer::Bool(vec![false; len]),
+            DType::F32 => Buffer::F32(zeroed_vec(len)?),
+            DType::I64 => Buffer::I64(zeroed_vec(len)?),
+            DType::Bool => Buffer::Bool(zeroed_vec(len)?),
         })
     }
 
