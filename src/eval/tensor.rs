@@ -207,7 +207,7 @@ impl Interpreter {
         let limit = self.tensor_list_limit();
         if count > limit {
             let help = if self.tracer.is_some() {
-                "in a compiled function every row is an operation of the trace; compute with operations on whole tensors instead"
+                "in a compiled function every row is an operation of the trace: compute with operations on whole tensors, or make the list outside @compile"
             } else {
                 "loop over the rows with `for`, which takes them one at a time, or compute with operations on whole tensors"
             };

@@ -395,7 +395,7 @@ fn too_many_parts(
             format!("a split into {count} parts is more than the {limit} a list may hold"),
         );
         return Err(if interpreter.tracer.is_some() {
-            diagnostic.with_help("in a compiled function every part is an output of the trace; compute with operations on whole tensors instead").into()
+            diagnostic.with_help("in a compiled function every part is an output of the trace: compute with operations on whole tensors, or split outside @compile").into()
         } else {
             diagnostic.into()
         });
