@@ -98,6 +98,11 @@ impl Interpreter {
                         pieces.extend(self.template_of(std::slice::from_ref(&value), expr.span).0);
                     } else {
                         let _ = write!(text, "{value}");
+                        // Each piece is bounded (strings, and the text of lists and tensors),
+                        // but not how many a literal holds.
+                        if text.len() > super::limits::LIST_LENGTH {
+                            return Err(super::operators::too_long("string", expr.span));
+                        }
                     }
                 }
             }

@@ -623,13 +623,15 @@ fn equal_item(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// A string or list longer than [`limits::LIST_LENGTH`].
-fn too_long(what: &str, span: Span) -> Box<crate::diag::Diagnostic> {
+/// A string or list longer than [`limits::LIST_LENGTH`] (bytes of a string, items of a
+/// list).
+pub(super) fn too_long(what: &str, span: Span) -> Box<crate::diag::Diagnostic> {
+    let unit = if what == "string" { "bytes" } else { "items" };
     error(
         Code::ValueError,
         span,
         format!(
-            "a {what} of more than {} items is too long",
+            "a {what} of more than {} {unit} is too long",
             limits::LIST_LENGTH
         ),
     )
