@@ -136,3 +136,11 @@ fn results_sized_by_data_are_reserved_when_counted() {
     let compiled = "@compile\nfn f(m: bool[n]) {\n    return nonzero(m) * 2\n}\nprint(f(full([500000000], true)).shape)\n";
     assert_out_of_memory(&limited(&["SCRIPT"], compiled, ""), "4000000000", 3);
 }
+
+/// Sorting keeps a line of packed keys per thread beside its reserved results; `topk` of one
+/// long line asks for them first (it aborted: its results are small, its scratch is not).
+#[test]
+fn sort_scratch_is_reserved() {
+    let script = "let x = full([200000000], 1.0)\nprint(x.topk(3)[1])\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], script, ""), "1600000000", 2);
+}

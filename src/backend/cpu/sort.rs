@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, check_dim};
 use super::tensor::{Element, Tensor};
+use crate::backend::memory::reserve;
 use crate::graph::semantics as element;
 
 /// Sorts along `dim`: the values and their `i64` positions.
@@ -111,12 +112,24 @@ fn by_lines<T: SortKey>(
         restore[*axis] = position;
     }
     let moved = array.view().permuted_axes(IxDyn(&order));
+    let size = array.shape()[dim];
+    let lines = array.len().checked_div(size).unwrap_or(0);
+    // Scratch beside the reserved results: a contiguous copy of the input when it is not one
+    // already, and a line of packed keys per thread at work.
+    let copy = if moved.is_standard_layout() {
+        0
+    } else {
+        array.len() * size_of::<T>()
+    };
+    let workers = lines.clamp(1, rayon::current_num_threads());
+    let keys = size
+        .saturating_mul(size_of::<T::Packed>())
+        .saturating_mul(workers);
+    reserve(copy.saturating_add(keys) as u64)?;
     let contiguous = moved.as_standard_layout();
     let data = contiguous
         .as_slice()
         .ok_or_else(|| KernelError::Value("a sorted line is not contiguous".into()))?;
-    let size = array.shape()[dim];
-    let lines = data.len().checked_div(size).unwrap_or(0);
     let mut values = vec![T::default(); lines * keep];
     let mut indices = vec![0i64; lines * keep];
     if keep > 0 {
