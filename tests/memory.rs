@@ -144,3 +144,18 @@ fn sort_scratch_is_reserved() {
     let script = "let x = full([200000000], 1.0)\nprint(x.topk(3)[1])\n";
     assert_out_of_memory(&limited(&["SCRIPT"], script, ""), "1600000000", 2);
 }
+
+/// Loading a file holds its bytes and the decoded tensor at once: the tensor is asked for
+/// before decoding (a 1 GB file that could be read aborted while it was decoded).
+#[test]
+fn a_loaded_tensor_is_reserved_beside_the_file() {
+    let directory = std::env::temp_dir().join(format!("tsl-memory-load-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("creating a temporary directory");
+    let file = directory.join("large.npy");
+    let name = file.display().to_string();
+    let saved = limited(&["SCRIPT"], &format!("save(zeros(250000000), \"{name}\")\n"), "");
+    assert_eq!(saved.status.code(), Some(0), "{}", stderr(&saved));
+    let loaded = limited(&["SCRIPT"], &format!("let x = load(\"{name}\")\n"), "");
+    let _ = std::fs::remove_dir_all(&directory);
+    assert_out_of_memory(&loaded, "1000000000", 1);
+}

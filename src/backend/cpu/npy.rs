@@ -12,6 +12,7 @@ use ndarray_npy::{ReadNpyExt, ReadableElement, write_npy};
 
 use super::error::{KernelError, Result, checked_numel};
 use super::tensor::{Element, Tensor, with_array};
+use crate::backend::memory::reserve;
 
 /// The element types `load` understands, and what each becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +84,14 @@ pub fn load(path: &Path) -> Result<Tensor> {
             data.len()
         )));
     }
+    // The decoded elements, beside the file's bytes, and their converted copy when TSL keeps
+    // the values in another dtype (`f64` as `f32`, narrower ints as `i64`).
+    let converted = match stored {
+        Stored::F32 | Stored::I64 | Stored::Bool => 0,
+        Stored::F64 => numel as u128 * 4,
+        Stored::I32 | Stored::I16 | Stored::I8 | Stored::U8 => numel as u128 * 8,
+    };
+    reserve(u64::try_from(expected + converted).unwrap_or(u64::MAX))?;
     decode(&bytes, stored).map_err(fail)
 }
 
