@@ -153,9 +153,25 @@ fn a_loaded_tensor_is_reserved_beside_the_file() {
     std::fs::create_dir_all(&directory).expect("creating a temporary directory");
     let file = directory.join("large.npy");
     let name = file.display().to_string();
-    let saved = limited(&["SCRIPT"], &format!("save(zeros(250000000), \"{name}\")\n"), "");
+    let saved = limited(
+        &["SCRIPT"],
+        &format!("save(zeros(250000000), \"{name}\")\n"),
+        "",
+    );
     assert_eq!(saved.status.code(), Some(0), "{}", stderr(&saved));
     let loaded = limited(&["SCRIPT"], &format!("let x = load(\"{name}\")\n"), "");
     let _ = std::fs::remove_dir_all(&directory);
     assert_out_of_memory(&loaded, "1000000000", 1);
+}
+
+/// A kernel that needs its input in row-major order copies a transposed one first, beside
+/// its reserved result: the copy is asked for too (a reduction over a transposed matrix
+/// aborted). A matrix product reads any strides and copies nothing.
+#[test]
+fn layout_copies_are_reserved() {
+    let reduced = "let x = full([40000, 6250], 1.0)\nprint(x.T.max(1).shape)\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], reduced, ""), "1000000000", 2);
+    let product = "let x = full([40000, 6250], 1.0)\nprint((x.T @ ones(40000)).shape)\n";
+    let output = limited(&["SCRIPT"], product, "");
+    assert_eq!(stdout(&output), "[6250]\n", "{}", stderr(&output));
 }

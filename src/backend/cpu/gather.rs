@@ -42,7 +42,7 @@ pub fn index_select(input: &Tensor, dim: usize, indices: &Tensor) -> Result<Tens
     }
     check_dim(dim, input.ndim())?;
     let size = input.shape()[dim];
-    let values = standard(values);
+    let values = standard(values)?;
     let values = as_slice(&values)?;
     with_array!(input, array => take_along(array, dim, values, &unwrapped(size, dim)))
 }
@@ -79,7 +79,7 @@ pub fn gather(input: &Tensor, dim: usize, indices: &Tensor) -> Result<Tensor> {
         return gather_scalar(input, values);
     }
     check_dim(dim, shape.len())?;
-    with_array!(input, array => gathered(array, dim, &standard(values)))
+    with_array!(input, array => gathered(array, dim, &standard(values)?))
 }
 
 fn gather_scalar(input: &Tensor, indices: &ArcArray<i64, IxDyn>) -> Result<Tensor> {

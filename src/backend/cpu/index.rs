@@ -193,7 +193,7 @@ fn apply_mask(view: &Tensor, mask: &Tensor, advanced: &Advanced<'_>) -> Result<T
         .chain(shape[axis + covered..].iter().copied())
         .collect();
     let flat = reshape(view, &merged)?;
-    let flags = standard(flags);
+    let flags = standard(flags)?;
     let flags = as_slice(&flags)?;
     with_array!(&flat, array => masked_rows(array, axis, flags))
 }
@@ -227,7 +227,7 @@ fn apply_indices(view: &Tensor, indices: &Tensor, advanced: &Advanced<'_>) -> Re
     let values = index_values(indices, "a tensor index")?;
     let axis = advanced.axis;
     let size = size_at(view.shape(), axis)?;
-    let flat = standard(values);
+    let flat = standard(values)?;
     let flat = as_slice(&flat)?;
     let positions = wrapped(size, advanced.dim);
     let shape = view.shape();

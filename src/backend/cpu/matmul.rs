@@ -34,8 +34,17 @@ pub fn matmul(left: &Tensor, right: &Tensor) -> Result<Tensor> {
         ));
     }
     let plan = Plan::new(left.shape(), right.shape())?;
-    let left = reshape(left, &plan.left)?;
-    let right = reshape(right, &plan.right)?;
+    // Operands that are matrices already keep their strides (the kernels read any strides);
+    // reshaping a transposed one would copy it.
+    let as_planned = |tensor: &Tensor, shape: &[usize]| {
+        if tensor.shape() == shape {
+            Ok(tensor.clone())
+        } else {
+            reshape(tensor, shape)
+        }
+    };
+    let left = as_planned(left, &plan.left)?;
+    let right = as_planned(right, &plan.right)?;
     // Taken here: rayon's workers do not see the calling thread's flag.
     let interrupt = Interrupt::current();
     let compute = || match dtype {

@@ -13,6 +13,7 @@ use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, dim_error, format_shape};
 use super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
 use super::tensor::{Element, Tensor, with_array};
+use crate::backend::memory::reserve;
 pub use crate::graph::op::ReduceOp;
 use crate::graph::shape::reduce_dtype;
 
@@ -158,6 +159,8 @@ fn lanes<'a, T: Element>(
     let standard: CowArray<'a, T, IxDyn> = if permuted.is_standard_layout() {
         permuted.into()
     } else {
+        // A copy beside the reserved (smaller) result: asked for first.
+        reserve((array.len() as u64).saturating_mul(size_of::<T>() as u64))?;
         permuted.as_standard_layout().into_owned().into()
     };
     standard

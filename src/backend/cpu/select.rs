@@ -22,7 +22,7 @@ use crate::backend::memory::reserve;
 /// in row-major order (a 0-d input gives `[1, 0]` or `[0, 0]`).
 pub fn nonzero(input: &Tensor) -> Result<Tensor> {
     let flags = input.to_array::<bool>()?;
-    let standard_flags = standard(&flags);
+    let standard_flags = standard(&flags)?;
     let kept = set_coordinates(as_slice(&standard_flags)?, flags.shape())?;
     Tensor::from_vec(&[kept.count, flags.ndim()], kept.values)
 }
@@ -47,7 +47,7 @@ fn selected<T: Element + Compress>(
     shape: &[usize],
 ) -> Result<Tensor> {
     if array.shape() == shape && mask.shape() == shape {
-        let (values, flags) = (standard(array), standard(mask));
+        let (values, flags) = (standard(array)?, standard(mask)?);
         let kept = kept_values(as_slice(&values)?, as_slice(&flags)?)?;
         return Tensor::from_vec(&[kept.count], kept.values);
     }
@@ -139,7 +139,7 @@ fn repeated_positions(
 pub fn unique(input: &Tensor) -> Result<Tensor> {
     with_array!(input, array => {
         let mut values = scratch_vec(array.len())?;
-        values.extend(standard(array).iter().copied());
+        values.extend(standard(array)?.iter().copied());
         let values = sorted_distinct(values);
         Tensor::from_vec(&[values.len()], values)
     })

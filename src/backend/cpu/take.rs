@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, checked_numel};
 use super::tensor::{Element, Tensor};
+use crate::backend::memory::reserve;
 
 /// Output elements per parallel unit of the copy.
 const CHUNK: usize = 1 << 15;
@@ -118,9 +119,12 @@ where
 }
 
 /// The elements of `array` in row-major order, copied only when it is not in standard
-/// layout already.
-pub(crate) fn standard<T: Clone>(array: &ArcArray<T, IxDyn>) -> CowArray<'_, T, IxDyn> {
-    array.as_standard_layout()
+/// layout already (the copy is scratch beside the reserved results: it is asked for first).
+pub(crate) fn standard<T: Clone>(array: &ArcArray<T, IxDyn>) -> Result<CowArray<'_, T, IxDyn>> {
+    if !array.is_standard_layout() {
+        reserve((array.len() as u64).saturating_mul(size_of::<T>() as u64))?;
+    }
+    Ok(array.as_standard_layout())
 }
 
 /// The elements of a standard-layout array as a slice.
