@@ -166,11 +166,13 @@ fn a_loaded_tensor_is_reserved_beside_the_file() {
 
 /// A kernel that needs its input in row-major order copies a transposed one first, beside
 /// its reserved result: the copy is asked for too (a reduction over a transposed matrix
-/// aborted). A matrix product reads any strides and copies nothing.
+/// aborted, eagerly and in a fused kernel). A matrix product reads any strides and copies nothing.
 #[test]
 fn layout_copies_are_reserved() {
     let reduced = "let x = full([40000, 6250], 1.0)\nprint(x.T.max(1).shape)\n";
     assert_out_of_memory(&limited(&["SCRIPT"], reduced, ""), "1000000000", 2);
+    let fused = "@compile\nfn f(x: f32[n, m]) {\n    return (x.T * 2.0).max(1)\n}\nprint(f(full([40000, 6250], 1.0)).shape)\n";
+    assert_out_of_memory(&limited(&["SCRIPT"], fused, ""), "1000000000", 3);
     let product = "let x = full([40000, 6250], 1.0)\nprint((x.T @ ones(40000)).shape)\n";
     let output = limited(&["SCRIPT"], product, "");
     assert_eq!(stdout(&output), "[6250]\n", "{}", stderr(&output));

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::super::error::{KernelError, Result};
+use super::super::error::{KernelError, Result, scratch_vec};
 use super::super::tensor::{Element, Tensor};
 use super::slot::{Segment, Side};
 
@@ -42,7 +42,7 @@ impl<'a> Operand<'a> {
             step *= size;
         }
         Ok(Operand {
-            values: values(tensor),
+            values: values(tensor)?,
             strides,
             shape: shape.to_vec(),
             full: own == shape,
@@ -109,17 +109,21 @@ impl<'a> Operand<'a> {
     }
 }
 
-/// The elements in row-major order, borrowed when the tensor is laid out that way.
-fn values(tensor: &Tensor) -> Values<'_> {
-    fn row_major<T: Element>(array: &ndarray::ArcArray<T, ndarray::IxDyn>) -> Cow<'_, [T]> {
-        match array.as_slice() {
-            Some(slice) => Cow::Borrowed(slice),
-            None => Cow::Owned(array.iter().copied().collect()),
+/// The elements in row-major order, borrowed when the tensor is laid out that way; a copy
+/// (of a transposed operand, say) is scratch beside the kernel's reserved results, so its
+/// memory is asked for first.
+fn values(tensor: &Tensor) -> Result<Values<'_>> {
+    fn row_major<T: Element>(array: &ndarray::ArcArray<T, ndarray::IxDyn>) -> Result<Cow<'_, [T]>> {
+        if let Some(slice) = array.as_slice() {
+            return Ok(Cow::Borrowed(slice));
         }
+        let mut copy = scratch_vec(array.len())?;
+        copy.extend(array.iter().copied());
+        Ok(Cow::Owned(copy))
     }
-    match tensor {
-        Tensor::F32(array) => Values::F32(row_major(array)),
-        Tensor::I64(array) => Values::I64(row_major(array)),
-        Tensor::Bool(array) => Values::Bool(row_major(array)),
-    }
+    Ok(match tensor {
+        Tensor::F32(array) => Values::F32(row_major(array)?),
+        Tensor::I64(array) => Values::I64(row_major(array)?),
+        Tensor::Bool(array) => Values::Bool(row_major(array)?),
+    })
 }
