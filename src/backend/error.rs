@@ -177,30 +177,6 @@ pub fn guard_count(numel: u128) -> Result<usize> {
     Ok(numel as usize)
 }
 
-/// An empty vector with room for `count` values, or `OutOfMemory` when the machine cannot
-/// provide it now: for a kernel's scratch values, which the reservation of its results does
-/// not cover (without it, a failed allocation aborts the process).
-pub fn scratch_vec<T>(count: usize) -> Result<Vec<T>> {
-    let mut values = Vec::new();
-    values
-        .try_reserve_exact(count)
-        .map_err(|_| KernelError::OutOfMemory {
-            bytes: (count as u64).saturating_mul(std::mem::size_of::<T>() as u64),
-        })?;
-    Ok(values)
-}
-
-/// `count` default values, or `OutOfMemory` when the machine cannot provide them now: for
-/// results whose size is known only once a kernel has looked at the data (the reservation
-/// before an operation counts them as empty). The memory is asked for first and then
-/// allocated zeroed, so pages the kernel has not written yet cost nothing.
-pub fn zeroed_vec<T: Default + Clone>(count: usize) -> Result<Vec<T>> {
-    crate::backend::memory::reserve(
-        (count as u64).saturating_mul(std::mem::size_of::<T>() as u64),
-    )?;
-    Ok(vec![T::default(); count])
-}
-
 /// A dim outside `0..ndim`.
 pub fn dim_error(dim: usize, ndim: usize) -> KernelError {
     KernelError::Shape(format!(

@@ -6,8 +6,10 @@
 //! [`KernelError::OutOfMemory`], and if it succeeds the memory is handed back to the
 //! allocator, which gives it to the kernel that allocates the same size right after. Each
 //! device says which results need new buffers (`Device::reserve`); host lists built by the
-//! interpreter (`range`, `tolist`) are reserved the same way. Small buffers are not
-//! reserved: they cannot fail in a way worth a diagnostic.
+//! interpreter (`range`, `tolist`) are reserved the same way. A kernel whose results are
+//! sized by the data, or that needs scratch or a copy of an input in another layout, asks
+//! for that memory itself ([`zeroed_vec`], [`scratch_vec`], [`reserve_values`]). Small
+//! buffers are not reserved: they cannot fail in a way worth a diagnostic.
 
 use super::error::{KernelError, Result};
 use crate::dtype::DType;
@@ -15,6 +17,39 @@ use crate::graph::shape::Meta;
 
 /// Results smaller than this (in bytes) are not reserved first.
 pub const RESERVE_FROM: u64 = 1 << 20;
+
+/// The bytes of `count` values of `T` (saturating).
+fn values_bytes<T>(count: usize) -> u64 {
+    (count as u64).saturating_mul(std::mem::size_of::<T>() as u64)
+}
+
+/// Fails when `count` values of `T` cannot be allocated now: for a kernel's copy of its
+/// input in another layout, scratch beside the results reserved before it ran.
+pub fn reserve_values<T>(count: usize) -> Result<()> {
+    reserve(values_bytes::<T>(count))
+}
+
+/// An empty vector with room for `count` values, or `OutOfMemory` when the machine cannot
+/// provide it now: for a kernel's scratch values, which the reservation of its results does
+/// not cover (without it, a failed allocation aborts the process).
+pub fn scratch_vec<T>(count: usize) -> Result<Vec<T>> {
+    let mut values = Vec::new();
+    values
+        .try_reserve_exact(count)
+        .map_err(|_| KernelError::OutOfMemory {
+            bytes: values_bytes::<T>(count),
+        })?;
+    Ok(values)
+}
+
+/// `count` default values, or `OutOfMemory` when the machine cannot provide them now: for
+/// results whose size is known only once a kernel has looked at the data (the reservation
+/// before an operation counts them as empty). The memory is asked for first and then
+/// allocated zeroed, so pages the kernel has not written yet cost nothing.
+pub fn zeroed_vec<T: Default + Clone>(count: usize) -> Result<Vec<T>> {
+    reserve_values::<T>(count)?;
+    Ok(vec![T::default(); count])
+}
 
 /// Fails when `bytes` cannot be allocated now.
 pub fn reserve(bytes: u64) -> Result<()> {

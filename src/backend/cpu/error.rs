@@ -2,5 +2,6 @@
 
 pub use crate::backend::error::{
     KernelError, MAX_ELEMENTS, Result, check_dim, checked_numel, dim_error, format_shape,
-    guard_count, scratch_vec, zeroed_vec,
+    guard_count,
 };
+pub use crate::backend::memory::{scratch_vec, zeroed_vec};

@@ -13,7 +13,7 @@ use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, dim_error, format_shape};
 use super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
 use super::tensor::{Element, Tensor, with_array};
-use crate::backend::memory::reserve;
+use crate::backend::memory::reserve_values;
 pub use crate::graph::op::ReduceOp;
 use crate::graph::shape::reduce_dtype;
 
@@ -160,7 +160,7 @@ fn lanes<'a, T: Element>(
         permuted.into()
     } else {
         // A copy beside the reserved (smaller) result: asked for first.
-        reserve((array.len() as u64).saturating_mul(size_of::<T>() as u64))?;
+        reserve_values::<T>(array.len())?;
         permuted.as_standard_layout().into_owned().into()
     };
     standard

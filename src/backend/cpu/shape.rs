@@ -9,7 +9,7 @@ use ndarray::{ArcArray, Axis, IxDyn};
 use super::broadcast::check_broadcast_to;
 use super::error::{KernelError, Result, check_dim, checked_numel, format_shape};
 use super::tensor::{Tensor, map_variant};
-use crate::backend::memory::reserve;
+use crate::backend::memory::reserve_values;
 
 /// The same elements in row-major order under a new shape with the same element count.
 pub fn reshape(input: &Tensor, shape: &[usize]) -> Result<Tensor> {
@@ -31,7 +31,7 @@ fn reshaped<T: Clone>(array: &ArcArray<T, IxDyn>, shape: &[usize]) -> Result<Arc
         array.clone()
     } else {
         // Reserved as the result of a reshape operation, but not when a kernel reshapes.
-        reserve((array.len() as u64).saturating_mul(size_of::<T>() as u64))?;
+        reserve_values::<T>(array.len())?;
         array.as_standard_layout().into_owned().into_shared()
     };
     standard

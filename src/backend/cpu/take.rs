@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, checked_numel};
 use super::tensor::{Element, Tensor};
-use crate::backend::memory::reserve;
+use crate::backend::memory::reserve_values;
 
 /// Output elements per parallel unit of the copy.
 const CHUNK: usize = 1 << 15;
@@ -122,7 +122,7 @@ where
 /// layout already (the copy is scratch beside the reserved results: it is asked for first).
 pub(crate) fn standard<T: Clone>(array: &ArcArray<T, IxDyn>) -> Result<CowArray<'_, T, IxDyn>> {
     if !array.is_standard_layout() {
-        reserve((array.len() as u64).saturating_mul(size_of::<T>() as u64))?;
+        reserve_values::<T>(array.len())?;
     }
     Ok(array.as_standard_layout())
 }
