@@ -63,7 +63,8 @@ impl Interpreter {
             self.require_nonzero(a.clone(), "0 cannot be raised to a negative power", span)?;
             let cast = Op::Cast(DType::F32);
             let base = self.apply_one(cast, vec![Operand::Tensor(base.clone())], span)?;
-            return self.runtime_binary(op, base.into_host_value(), b, span);
+            let base = self.host_number(base, span)?;
+            return self.runtime_binary(op, base, b, span);
         }
         if !runtime(&a) && !runtime(&b) && (symbolic(&a) || symbolic(&b)) {
             if let Some(value) = self.symbolic_binary(op, &a, &b, span)? {
@@ -143,7 +144,23 @@ impl Interpreter {
         span: Span,
     ) -> Result<Value> {
         let (a, b) = exact_float_comparison(op, a, b);
-        Ok(self.tensor_binary(op, a, b, span)?.into_host_value())
+        let value = self.tensor_binary(op, a, b, span)?;
+        self.host_number(value, span)
+    }
+
+    /// A one-element tensor of the graph as the host number it stands for. An int is a
+    /// symbol, as `item()` of an `i64` is, so it sizes and indexes tensors as an eager int
+    /// does; a float or a bool is a number known when the graph runs.
+    pub(in crate::eval) fn host_number(&mut self, value: Value, span: Span) -> Result<Value> {
+        match value {
+            Value::Tensor(tensor) | Value::RuntimeScalar(tensor)
+                if tensor.dtype() == DType::I64 && tensor.graph_value().is_some() =>
+            {
+                self.trace_host_int(&tensor, span)
+            }
+            Value::Tensor(tensor) => Ok(Value::RuntimeScalar(tensor)),
+            other => Ok(other),
+        }
     }
 
     /// Requires a host number read from data not to be 0, where eager code raises
@@ -268,7 +285,7 @@ impl Interpreter {
                     Operand::Tensor(tensor)
                 };
                 let negated = self.apply_one(Op::Unary(UnaryOp::Neg), vec![operand], span)?;
-                Ok(runtime_scalar(negated))
+                self.host_number(negated, span)
             }
             Value::Tensor(tensor) => {
                 self.apply_one(Op::Unary(UnaryOp::Neg), vec![Operand::Tensor(tensor)], span)
@@ -290,7 +307,7 @@ impl Interpreter {
             Value::RuntimeScalar(tensor) if tensor.dtype() == DType::Bool => {
                 let negated =
                     self.apply_one(Op::Unary(UnaryOp::Not), vec![Operand::Tensor(tensor)], span)?;
-                Ok(runtime_scalar(negated))
+                self.host_number(negated, span)
             }
             Value::Tensor(tensor) => {
                 self.apply_one(Op::Unary(UnaryOp::Not), vec![Operand::Tensor(tensor)], span)
@@ -349,13 +366,6 @@ impl Interpreter {
             .with_help("for a logical not of any tensor write `not x` (true where x == 0)")
             .into()),
         }
-    }
-}
-
-fn runtime_scalar(value: Value) -> Value {
-    match value {
-        Value::Tensor(tensor) => Value::RuntimeScalar(tensor),
-        other => other,
     }
 }
 

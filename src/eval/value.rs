@@ -101,16 +101,6 @@ impl Value {
         }
     }
 
-    /// The 0-d result of an operation on host values read from data, as the host value it
-    /// stands for (known when the graph runs); other values as they are.
-    #[must_use]
-    pub fn into_host_value(self) -> Value {
-        match self {
-            Value::Tensor(tensor) => Value::RuntimeScalar(tensor),
-            other => other,
-        }
-    }
-
     /// Whether the value is only known symbolically (while tracing).
     pub fn is_symbolic(&self) -> bool {
         match self {

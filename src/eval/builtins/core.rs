@@ -326,9 +326,8 @@ fn runtime_pick(
         .iter()
         .map(|value| scalar_operand(value).ok_or_else(|| args.wrong(0, "numbers", value)))
         .collect::<Result<Vec<_>>>()?;
-    Ok(interpreter
-        .apply_one(Op::Where, operands, args.span)?
-        .into_host_value())
+    let picked = interpreter.apply_one(Op::Where, operands, args.span)?;
+    interpreter.host_number(picked, args.span)
 }
 
 /// `min`/`max` of ints some of which are symbolic: a symbolic `min`/`max`.
@@ -383,7 +382,7 @@ pub fn abs(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         Value::RuntimeScalar(tensor) if tensor.dtype() != DType::Bool => {
             let operand = Operand::Tensor(tensor.clone());
             let abs = interpreter.apply_one(Op::Unary(UnaryOp::Abs), vec![operand], args.span)?;
-            Ok(abs.into_host_value())
+            interpreter.host_number(abs, args.span)
         }
         other => Err(args.wrong(0, "a number or a tensor", other)),
     }

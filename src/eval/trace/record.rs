@@ -196,6 +196,16 @@ impl Interpreter {
         self.trace_element(tensor, span, "item()")
     }
 
+    /// An int computed on the host from numbers read from data (a one-element `i64` tensor
+    /// of the graph): a symbol, as `item()` of it would be.
+    pub(in crate::eval) fn trace_host_int(
+        &mut self,
+        tensor: &TensorValue,
+        span: Span,
+    ) -> Result<Value> {
+        self.trace_element(tensor, span, "arithmetic on data")
+    }
+
     /// [`Interpreter::trace_item`] for the builtin `operation` (`item()` or `tolist()`), which
     /// a new symbol names as its origin.
     fn trace_element(
