@@ -36,31 +36,35 @@ pub fn tensor(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 }
 
 /// Refuses nested lists whose shape, read along their first items, has more than
-/// [`limits::LIST_LENGTH`] elements: a list can hold another twice, so a short program can
-/// name more elements than any list could hold.
+/// [`limits::LIST_LENGTH`] elements, or more lists than that: a list can hold another twice,
+/// so a short program can name more elements than any list could hold, or (with empty lists
+/// innermost) no element but more lists than any walk over them could visit.
 ///
 /// [`limits::LIST_LENGTH`]: crate::eval::limits::LIST_LENGTH
 fn check_element_count(data: &Value, span: Span) -> Result<()> {
     let limit = crate::eval::limits::LIST_LENGTH;
+    // The values at the current level of the shape, and the lists above it.
     let mut count = 1usize;
+    let mut lists = 0usize;
     let mut level = data;
     for _ in 0..MAX_LIST_DEPTH {
         // Deeper data is the shape error `collect` reports.
         let Value::List(items) = level else { break };
+        lists = lists.saturating_add(count);
         count = count.saturating_mul(items.len());
         let Some(first) = items.first() else { break };
         level = first;
     }
-    if count <= limit {
+    let message = if count > limit {
+        format!("tensor() of lists with more than {limit} elements")
+    } else if lists > limit {
+        format!("tensor() of more than {limit} nested lists")
+    } else {
         return Ok(());
-    }
-    Err(error(
-        Code::ValueError,
-        span,
-        format!("tensor() of lists with more than {limit} elements"),
-    )
-    .with_help("make large tensors with zeros(), full(), arange() or randn(), or cat() and stack() of tensors")
-    .into())
+    };
+    Err(error(Code::ValueError, span, message)
+        .with_help("make large tensors with zeros(), full(), arange() or randn(), or cat() and stack() of tensors")
+        .into())
 }
 
 /// Walks nested lists, recording the shape and rejecting ragged or non-numeric data.
