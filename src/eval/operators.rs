@@ -579,9 +579,12 @@ fn compare(op: BinaryOp, ordering: Ordering) -> bool {
 
 /// `==` on non-tensor values: structural, numbers compared by value (`1 == 1.0`). As in
 /// Python, a list is equal to itself without comparing its items, and nested lists are walked
-/// with a stack of the pairs still open, not by recursion, so no nesting is too deep.
+/// with a stack of the pairs still open, not by recursion, so no nesting is too deep. Lists
+/// never change, so a pair of lists met again is not compared again: a list can hold another
+/// twice, and thirty doublings of each side would otherwise be a billion comparisons.
 pub(super) fn equal(a: &Value, b: &Value) -> bool {
     let mut open: Vec<(&[Value], &[Value])> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut pair = (a, b);
     loop {
         match pair {
@@ -589,7 +592,9 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
                 if x.len() != y.len() {
                     return false;
                 }
-                if !std::rc::Rc::ptr_eq(x, y) {
+                let nested = x.first().is_some_and(|item| matches!(item, Value::List(_)));
+                let key = (x.as_ptr().addr(), y.as_ptr().addr());
+                if !std::rc::Rc::ptr_eq(x, y) && !(nested && !seen.insert(key)) {
                     open.push((x, y));
                 }
             }
