@@ -592,9 +592,8 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
                 if x.len() != y.len() {
                     return false;
                 }
-                let nested = x.first().is_some_and(|item| matches!(item, Value::List(_)));
                 let key = (x.as_ptr().addr(), y.as_ptr().addr());
-                if !std::rc::Rc::ptr_eq(x, y) && !(nested && !seen.insert(key)) {
+                if !x.is_empty() && !std::rc::Rc::ptr_eq(x, y) && seen.insert(key) {
                     open.push((x, y));
                 }
             }
