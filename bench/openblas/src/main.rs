@@ -7,7 +7,8 @@
 //! with them: its first calls are dropped from each block (`skip`).
 //!
 //! Usage: `openblas-pair LIBRARY [SIZE [ROUNDS [BLOCK [SKIP]]]]`, where LIBRARY is the path of
-//! an OpenBLAS shared library (`bench/openblas.sh` finds the one NumPy bundles).
+//! an OpenBLAS shared library built with 64-bit integers, as NumPy bundles one
+//! (`bench/openblas.sh` finds it) and distributions ship as `libopenblas64`.
 
 use std::time::Instant;
 
@@ -15,9 +16,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
 use tsl::backend::cpu::{Tensor, matmul, randn};
 
-/// `cblas_sgemm` with 64-bit integers (the ILP64 builds NumPy bundles name it with a `64_`
-/// suffix) or with 32-bit ones.
-type Sgemm64 = unsafe extern "C" fn(
+/// `cblas_sgemm` with 64-bit integers (named with a `64_` suffix in such builds).
+type Sgemm = unsafe extern "C" fn(
     i32,
     i32,
     i32,
@@ -32,31 +32,10 @@ type Sgemm64 = unsafe extern "C" fn(
     f32,
     *mut f32,
     i64,
-);
-type Sgemm32 = unsafe extern "C" fn(
-    i32,
-    i32,
-    i32,
-    i32,
-    i32,
-    i32,
-    f32,
-    *const f32,
-    i32,
-    *const f32,
-    i32,
-    f32,
-    *mut f32,
-    i32,
 );
 
 const ROW_MAJOR: i32 = 101;
 const NO_TRANSPOSE: i32 = 111;
-
-enum Sgemm {
-    Wide(Sgemm64),
-    Narrow(Sgemm32),
-}
 
 /// A loaded OpenBLAS: its `sgemm` behind a safe product of square row-major matrices.
 struct OpenBlas {
@@ -70,21 +49,12 @@ impl OpenBlas {
         // SAFETY: loading runs the library's initialisers; OpenBLAS's only start its threads.
         let library = unsafe { libloading::Library::new(path) }
             .map_err(|error| format!("cannot load {path}: {error}"))?;
-        let wide = ["scipy_cblas_sgemm64_", "cblas_sgemm64_"]
+        let sgemm = ["scipy_cblas_sgemm64_", "cblas_sgemm64_"]
             .iter()
-            .find_map(|name| {
-                // SAFETY: these names are `cblas_sgemm` with 64-bit integers, the type of `Sgemm64`.
-                unsafe { library.get::<Sgemm64>(name.as_bytes()) }
-                    .ok()
-                    .map(|symbol| Sgemm::Wide(*symbol))
-            });
-        let sgemm = match wide {
-            Some(sgemm) => sgemm,
-            // SAFETY: `cblas_sgemm` with 32-bit integers is the type of `Sgemm32`.
-            None => unsafe { library.get::<Sgemm32>(b"cblas_sgemm") }
-                .map(|symbol| Sgemm::Narrow(*symbol))
-                .map_err(|error| format!("no cblas_sgemm in {path}: {error}"))?,
-        };
+            // SAFETY: these names are `cblas_sgemm` with 64-bit integers, the type of `Sgemm`.
+            .find_map(|name| unsafe { library.get::<Sgemm>(name.as_bytes()) }.ok())
+            .map(|symbol| *symbol)
+            .ok_or_else(|| format!("no cblas_sgemm64_ in {path}"))?;
         Ok(Self {
             sgemm,
             _library: library,
@@ -101,51 +71,25 @@ impl OpenBlas {
         );
         let mut out = Vec::with_capacity(count);
         let data = out.spare_capacity_mut().as_mut_ptr().cast::<f32>();
-        match self.sgemm {
-            Sgemm::Wide(sgemm) => {
-                let n = i64::try_from(size).expect("size fits i64");
-                // SAFETY: the three buffers hold `n * n` values; `data` is written, not read.
-                unsafe {
-                    sgemm(
-                        ROW_MAJOR,
-                        NO_TRANSPOSE,
-                        NO_TRANSPOSE,
-                        n,
-                        n,
-                        n,
-                        1.0,
-                        left.as_ptr(),
-                        n,
-                        right.as_ptr(),
-                        n,
-                        0.0,
-                        data,
-                        n,
-                    );
-                }
-            }
-            Sgemm::Narrow(sgemm) => {
-                let n = i32::try_from(size).expect("size fits i32");
-                // SAFETY: as above.
-                unsafe {
-                    sgemm(
-                        ROW_MAJOR,
-                        NO_TRANSPOSE,
-                        NO_TRANSPOSE,
-                        n,
-                        n,
-                        n,
-                        1.0,
-                        left.as_ptr(),
-                        n,
-                        right.as_ptr(),
-                        n,
-                        0.0,
-                        data,
-                        n,
-                    );
-                }
-            }
+        let n = i64::try_from(size).expect("size fits i64");
+        // SAFETY: the three buffers hold `n * n` values; `data` is written, not read.
+        unsafe {
+            (self.sgemm)(
+                ROW_MAJOR,
+                NO_TRANSPOSE,
+                NO_TRANSPOSE,
+                n,
+                n,
+                n,
+                1.0,
+                left.as_ptr(),
+                n,
+                right.as_ptr(),
+                n,
+                0.0,
+                data,
+                n,
+            );
         }
         // SAFETY: with beta = 0, sgemm wrote every one of the `count` values.
         unsafe { out.set_len(count) };
