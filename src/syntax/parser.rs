@@ -9,8 +9,8 @@ use std::cell::{Cell, RefCell};
 use lalrpop_util::{ErrorRecovery, ParseError};
 
 use super::ast::{
-    Arg, BinaryOp, Block, DimAnn, Expr, ExprKind, Ident, MAX_NESTING, Program, Stmt, StmtKind,
-    StrPart, Target, TypeAnn, TypeKind, UnaryOp,
+    Arg, BinaryOp, Block, DimAnn, Expr, ExprKind, Ident, MAX_NESTING, Param, Program, Stmt,
+    StmtKind, StrPart, Target, TypeAnn, TypeKind, UnaryOp,
 };
 use super::hints;
 use super::lexer::{Tok, tokenize};
@@ -306,6 +306,27 @@ impl<'input> ParseCtx<'input> {
                 dims: Some(dims),
             },
             span: self.span(start, end),
+        }
+    }
+
+    /// Reports a parameter named twice in one function, as Python does: the call would bind
+    /// one argument and drop the other.
+    pub fn duplicate_params(&self, params: &[Param]) {
+        for (index, param) in params.iter().enumerate() {
+            if let Some(first) = params[..index]
+                .iter()
+                .find(|earlier| earlier.name.name == param.name.name)
+            {
+                self.error(
+                    Diagnostic::error(
+                        Code::SyntaxError,
+                        param.name.span,
+                        format!("duplicate parameter `{}`", param.name.name),
+                    )
+                    .with_secondary(first.name.span, "first named here")
+                    .with_help("give each parameter its own name"),
+                );
+            }
         }
     }
 
