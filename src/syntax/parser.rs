@@ -312,20 +312,20 @@ impl<'input> ParseCtx<'input> {
     /// Reports a parameter named twice in one function, as Python does: the call would bind
     /// one argument and drop the other.
     pub fn duplicate_params(&self, params: &[Param]) {
-        for (index, param) in params.iter().enumerate() {
-            if let Some(first) = params[..index]
-                .iter()
-                .find(|earlier| earlier.name.name == param.name.name)
-            {
+        let mut seen: std::collections::HashMap<&str, &Ident> = std::collections::HashMap::new();
+        for param in params {
+            if let Some(first) = seen.get(&*param.name.name) {
                 self.error(
                     Diagnostic::error(
                         Code::SyntaxError,
                         param.name.span,
                         format!("duplicate parameter `{}`", param.name.name),
                     )
-                    .with_secondary(first.name.span, "first named here")
+                    .with_secondary(first.span, "first named here")
                     .with_help("give each parameter its own name"),
                 );
+            } else {
+                seen.insert(&param.name.name, &param.name);
             }
         }
     }
