@@ -178,3 +178,70 @@ fn a_missing_script_is_an_input_error() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("error[input-error]"));
 }
+
+/// Each turn of a traced loop and each call counts; past the limit (lowered here from 2^24,
+/// which takes seconds to reach) the trace stops at the loop or call where it was.
+#[test]
+fn a_trace_that_runs_too_many_turns_ends_in_a_diagnostic() {
+    let text = "\
+fn step(t) {
+    return t + 1
+}
+@compile
+fn loops(x) {
+    let t = 0
+    for i in range(40) {
+        for j in range(40) {
+            t = t + 1
+        }
+    }
+    return x * t
+}
+@compile
+fn calls(x) {
+    let t = 0
+    for i in range(400) {
+        t = step(step(t))
+    }
+    return x * t
+}
+@compile
+fn within(x) {
+    let t = 0
+    for i in range(30) {
+        for j in range(30) {
+            t = t + 1
+        }
+    }
+    return x * t
+}
+print(within(ones(2)).tolist())
+print(loops(ones(2)))
+";
+    let options = Options {
+        trace_turns: Some(1000),
+        ..Options::default()
+    };
+    let run = common::run_source("turns.tsl", text, options.clone());
+    assert_eq!(run.stdout, "[900.0, 900.0]\n");
+    let [reported] = &run.diagnostics[..] else {
+        panic!("one diagnostic expected, got {:?}", run.diagnostics);
+    };
+    assert_eq!(reported.code, "value-error");
+    assert_eq!(
+        reported.message,
+        "the trace of `loops` ran more than 1000 loop turns and calls"
+    );
+    assert_eq!(reported.line, Some(8), "{}", reported.rendered);
+
+    let calls = text.replace("print(loops(ones(2)))", "print(calls(ones(2)))");
+    let run = common::run_source("turns.tsl", &calls, options);
+    let [reported] = &run.diagnostics[..] else {
+        panic!("one diagnostic expected, got {:?}", run.diagnostics);
+    };
+    assert_eq!(
+        reported.message,
+        "the trace of `calls` ran more than 1000 loop turns and calls"
+    );
+    assert_eq!(reported.line, Some(18), "{}", reported.rendered);
+}

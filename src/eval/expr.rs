@@ -88,6 +88,7 @@ impl Interpreter {
     fn eval_string(&mut self, parts: &[StrPart]) -> Result<Value> {
         let mut text = String::new();
         let mut pieces = Vec::new();
+        let mut interpolated = None;
         for part in parts {
             match part {
                 StrPart::Text(literal) => text.push_str(literal),
@@ -103,9 +104,13 @@ impl Interpreter {
                         if text.len() > super::limits::LIST_LENGTH {
                             return Err(super::operators::too_long("string", expr.span));
                         }
+                        interpolated = Some(expr.span);
                     }
                 }
             }
+        }
+        if let Some(span) = interpolated {
+            self.count_built(text.len(), span)?;
         }
         pieces.push(Part::Text(text));
         Ok(Interpreter::string_value(pieces))

@@ -82,6 +82,14 @@ pub mod limits {
     /// The most nodes and size expressions one trace may hold together: loops and recursion
     /// are unrolled when traced, and a runaway one would otherwise fill memory.
     pub const TRACE_SIZE: usize = 1 << 18;
+    /// The most loop turns and calls one trace may run: each turn of an unrolled loop runs
+    /// its host code again, so a long loop that adds nothing to the trace would otherwise
+    /// keep `tsl check` and the editor, which trace every compiled function, busy.
+    pub const TRACE_TURNS: u64 = 1 << 24;
+    /// The most bytes of strings and lists one trace may build (items of a list count as
+    /// the bytes of a value each): a loop building a long string each turn stays within
+    /// [`TRACE_TURNS`] and [`LIST_LENGTH`] and would still run for minutes.
+    pub const TRACE_BUILT_BYTES: u64 = 1 << 30;
     /// The deepest size expression a trace may build (each operation on one takes time
     /// in proportion to its depth; a loop such as `t = t // n` nests one level per turn).
     pub const EXPRESSION_DEPTH: usize = 1000;
@@ -114,6 +122,9 @@ pub struct Options {
     /// Traces from annotations record the type of every value and what each `check` became,
     /// for editors (`Interpreter::take_trace_facts`).
     pub record_types: bool,
+    /// Loop turns and calls one trace may run; `None` is [`limits::TRACE_TURNS`]. Tests
+    /// lower it to reach the limit in a moment.
+    pub trace_turns: Option<u64>,
 }
 
 /// The log channels of spec §9, each printed to the log output when on.

@@ -104,18 +104,24 @@ impl Interpreter {
                 if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
                     return Err(too_long("string", span));
                 }
+                self.count_built(x.len() + y.len(), span)?;
                 Ok(Value::str(&format!("{x}{y}")))
             }
             (BinaryOp::Add, Value::List(x), Value::List(y)) => {
                 if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
                     return Err(too_long("list", span));
                 }
+                self.count_built(value_bytes(x.len() + y.len()), span)?;
                 reserve_values(x.len() + y.len(), span)?;
                 Ok(Value::list(x.iter().chain(y.iter()).cloned().collect()))
             }
             (BinaryOp::Mul, Value::List(items), Value::Int(count))
             | (BinaryOp::Mul, Value::Int(count), Value::List(items)) => {
-                repeat_list(items, *count, span)
+                let count = usize::try_from(*count).unwrap_or(0);
+                if items.len().saturating_mul(count) <= limits::LIST_LENGTH {
+                    self.count_built(value_bytes(items.len() * count), span)?;
+                }
+                repeat_list(items, count, span)
             }
             (BinaryOp::Mul, Value::Str(text), Value::Int(count))
             | (BinaryOp::Mul, Value::Int(count), Value::Str(text)) => {
@@ -125,6 +131,7 @@ impl Interpreter {
                         error(Code::ValueError, span, "the repeated string is too long").into(),
                     );
                 }
+                self.count_built(text.len() * count, span)?;
                 Ok(Value::str(&text.repeat(count)))
             }
             (_, Value::Str(x), Value::Str(y)) if op.is_comparison() => {
@@ -673,8 +680,13 @@ fn reserve(count: usize, each: usize, span: Span) -> Result<()> {
         .map_err(|kernel| super::tensor::kernel_error(&kernel, span))
 }
 
-fn repeat_list(items: &[Value], count: i64, span: Span) -> Result<Value> {
-    let count = usize::try_from(count).unwrap_or(0);
+/// Bytes that `count` values of a list take, as counted against
+/// [`limits::TRACE_BUILT_BYTES`].
+pub(super) fn value_bytes(count: usize) -> usize {
+    count.saturating_mul(std::mem::size_of::<Value>())
+}
+
+fn repeat_list(items: &[Value], count: usize, span: Span) -> Result<Value> {
     if items.len().saturating_mul(count) > limits::LIST_LENGTH {
         return Err(error(
             Code::ValueError,

@@ -78,6 +78,7 @@ pub fn range(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
         )
         .into());
     }
+    interpreter.count_built(crate::eval::operators::value_bytes(count), args.span)?;
     crate::eval::operators::reserve_values(count, args.span)?;
     let items = (0..count as i64)
         .map(|k| Value::Int(start + k * step))

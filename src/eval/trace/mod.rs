@@ -73,6 +73,14 @@ pub struct Tracer {
     pub origin_calls: HashMap<SymbolId, Frame>,
     /// Types and check outcomes for editors, when the interpreter records them.
     pub recording: Option<Recording>,
+    /// Loop turns and calls run so far ([`limits::TRACE_TURNS`]).
+    ///
+    /// [`limits::TRACE_TURNS`]: crate::eval::limits::TRACE_TURNS
+    turns: u64,
+    /// Bytes of strings and lists built so far ([`limits::TRACE_BUILT_BYTES`]).
+    ///
+    /// [`limits::TRACE_BUILT_BYTES`]: crate::eval::limits::TRACE_BUILT_BYTES
+    built_bytes: u64,
 }
 
 /// A point of a trace (see [`Tracer::mark`]).
@@ -98,6 +106,8 @@ impl Tracer {
             globals: Vec::new(),
             origin_calls: HashMap::new(),
             recording: None,
+            turns: 0,
+            built_bytes: 0,
         }
     }
 

@@ -55,16 +55,25 @@ impl CheckMessage {
 
 impl Interpreter {
     /// Refuses to trace on once the trace holds more than [`limits::TRACE_SIZE`] nodes and
-    /// size expressions, or a size expression deeper than [`limits::EXPRESSION_DEPTH`].
-    /// Called at every iteration of a loop and every call while tracing, the places where a
-    /// trace can grow without bound.
+    /// size expressions, a size expression deeper than [`limits::EXPRESSION_DEPTH`], or has
+    /// run more than [`limits::TRACE_TURNS`] loop turns and calls (or the lower number of
+    /// [`Options::trace_turns`]). Called at every iteration
+    /// of a loop and every call while tracing, the places where a trace can grow or run
+    /// without bound.
     ///
     /// [`limits::TRACE_SIZE`]: crate::eval::limits::TRACE_SIZE
     /// [`limits::EXPRESSION_DEPTH`]: crate::eval::limits::EXPRESSION_DEPTH
-    pub(in crate::eval) fn check_trace_size(&self, span: Span) -> Result<()> {
-        let Some(tracer) = self.tracer.as_ref() else {
+    /// [`limits::TRACE_TURNS`]: crate::eval::limits::TRACE_TURNS
+    /// [`Options::trace_turns`]: crate::eval::Options::trace_turns
+    pub(in crate::eval) fn check_trace_size(&mut self, span: Span) -> Result<()> {
+        let turn_limit = self
+            .options
+            .trace_turns
+            .unwrap_or(crate::eval::limits::TRACE_TURNS);
+        let Some(tracer) = self.tracer.as_mut() else {
             return Ok(());
         };
+        tracer.turns += 1;
         let graph = &tracer.graph;
         let size = graph.nodes.len() + graph.env.expression_count();
         let (size_limit, depth_limit) = (
@@ -75,19 +84,35 @@ impl Interpreter {
             format!("grew past {size_limit} operations and size expressions")
         } else if graph.env.deepest_expression() > depth_limit {
             format!("built a size expression nested more than {depth_limit} deep")
+        } else if tracer.turns > turn_limit {
+            format!("ran more than {turn_limit} loop turns and calls")
         } else {
             return Ok(());
         };
-        Err(Diagnostic::error(
-            Code::ValueError,
+        Err(unrolled_too_far(
+            &graph.name,
+            problem,
             span,
-            format!("the trace of `{}` {problem}", graph.name),
-        )
-        .with_label("the trace was this far")
-        .with_help(
-            "loops and recursion in a compiled function are unrolled when traced: compute with operations on whole tensors, or run the loop outside @compile",
-        )
-        .into())
+            "the trace was this far",
+        ))
+    }
+
+    /// Counts `bytes` of a string or list built at `span` against
+    /// [`limits::TRACE_BUILT_BYTES`] while tracing; past it, refuses to trace on.
+    ///
+    /// [`limits::TRACE_BUILT_BYTES`]: crate::eval::limits::TRACE_BUILT_BYTES
+    pub(in crate::eval) fn count_built(&mut self, bytes: usize, span: Span) -> Result<()> {
+        let Some(tracer) = self.tracer.as_mut() else {
+            return Ok(());
+        };
+        let limit = crate::eval::limits::TRACE_BUILT_BYTES;
+        tracer.built_bytes = tracer.built_bytes.saturating_add(bytes as u64);
+        if tracer.built_bytes <= limit {
+            return Ok(());
+        }
+        let problem = format!("built more than {limit} bytes of strings and lists");
+        let label = "this passed the limit";
+        Err(unrolled_too_far(&tracer.graph.name, problem, span, label))
     }
 
     fn tracer_mut(&mut self) -> &mut super::Tracer {
@@ -703,4 +728,14 @@ pub(in crate::eval) fn render(template: &Template, interpreter: &mut Interpreter
         }
     }
     text
+}
+
+/// A trace stopped for running too far: `problem` says how.
+fn unrolled_too_far(name: &str, problem: String, span: Span, label: &str) -> Box<Diagnostic> {
+    Diagnostic::error(Code::ValueError, span, format!("the trace of `{name}` {problem}"))
+        .with_label(label)
+        .with_help(
+            "loops and recursion in a compiled function are unrolled when traced: compute with operations on whole tensors, or run the loop outside @compile",
+        )
+        .into()
 }
