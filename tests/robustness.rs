@@ -188,10 +188,10 @@ fn step(t) {
     return t + 1
 }
 @compile
-fn loops(x) {
+fn loops(x, n) {
     let t = 0
-    for i in range(40) {
-        for j in range(40) {
+    for i in range(n) {
+        for j in range(n) {
             t = t + 1
         }
     }
@@ -205,23 +205,14 @@ fn calls(x) {
     }
     return x * t
 }
-@compile
-fn within(x) {
-    let t = 0
-    for i in range(30) {
-        for j in range(30) {
-            t = t + 1
-        }
-    }
-    return x * t
-}
-print(within(ones(2)).tolist())
-print(loops(ones(2)))
+print(loops(ones(2), 30).tolist())
+print(loops(ones(2), 40))
 ";
     let options = Options {
         trace_turns: Some(1000),
         ..Options::default()
     };
+    // 30 + 30 * 30 turns are within the limit; 40 + 40 * 40 are not.
     let run = common::run_source("turns.tsl", text, options.clone());
     assert_eq!(run.stdout, "[900.0, 900.0]\n");
     let [reported] = &run.diagnostics[..] else {
@@ -234,7 +225,8 @@ print(loops(ones(2)))
     );
     assert_eq!(reported.line, Some(8), "{}", reported.rendered);
 
-    let calls = text.replace("print(loops(ones(2)))", "print(calls(ones(2)))");
+    // A turn and two calls each time round.
+    let calls = text.replace("print(loops(ones(2), 40))", "print(calls(ones(2)))");
     let run = common::run_source("turns.tsl", &calls, options);
     let [reported] = &run.diagnostics[..] else {
         panic!("one diagnostic expected, got {:?}", run.diagnostics);
