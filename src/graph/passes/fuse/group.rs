@@ -197,9 +197,12 @@ impl Group {
             });
             return usable.then_some(Value::Element);
         }
-        let all_rows = values
-            .iter()
-            .all(|value| matches!(value, Some(Value::Row(shape)) if shape == out));
+        // A per-row value is computed from per-row values: an op of sizes and constants
+        // alone (`n - 0.5`, a 0-d value) is none, whatever the group.
+        let all_rows = !values.is_empty()
+            && values
+                .iter()
+                .all(|value| matches!(value, Some(Value::Row(shape)) if shape == out));
         (self.rows && all_rows).then(|| Value::Row(out.to_vec()))
     }
 
