@@ -27,7 +27,8 @@ impl<'a> Operand<'a> {
     pub fn new(tensor: &'a Tensor, shape: &[usize]) -> Result<Operand<'a>> {
         let own = tensor.shape();
         let Some(skipped) = shape.len().checked_sub(own.len()) else {
-            return Err(KernelError::Shape(format!(
+            // The fusion pass only groups operands that broadcast to the iteration shape.
+            return Err(KernelError::Internal(format!(
                 "a fused operand of {} dims is larger than its kernel's {} dims",
                 own.len(),
                 shape.len()

@@ -282,9 +282,15 @@ impl Buffer {
         }
     }
 
+    /// The output as a tensor of `shape`. The fusion pass gives every output the values of
+    /// its shape, so a mismatch is a bug in TSL, not in the program.
     fn into_tensor(self, shape: &[usize]) -> Result<Tensor> {
+        let error = |error: ndarray::ShapeError| {
+            KernelError::Internal(format!(
+                "a fused kernel's output does not have the values of its shape {shape:?}: {error}"
+            ))
+        };
         let shape = IxDyn(shape);
-        let error = |error: ndarray::ShapeError| KernelError::Shape(error.to_string());
         Ok(match self {
             Buffer::F32(values) => {
                 Tensor::from(ArrayD::from_shape_vec(shape, values).map_err(error)?)
@@ -296,5 +302,25 @@ impl Buffer {
                 Tensor::from(ArrayD::from_shape_vec(shape, values).map_err(error)?)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Buffer;
+    use crate::backend::error::KernelError;
+    use crate::diag::Code;
+    use crate::source::Span;
+
+    /// An output without the values of its shape is TSL's fault, reported as such.
+    #[test]
+    fn an_output_of_the_wrong_size_is_an_internal_error() {
+        let Err(error) = Buffer::F32(vec![1.0, 2.0]).into_tensor(&[3]) else {
+            panic!("two values made a tensor of three");
+        };
+        assert!(matches!(error, KernelError::Internal(_)), "{error}");
+        let diagnostic = error.diagnostic(Span::default());
+        assert_eq!(diagnostic.code, Code::InternalError);
+        assert!(diagnostic.message.contains("[3]"), "{}", diagnostic.message);
     }
 }
