@@ -124,6 +124,30 @@ fn lists_of_many_tensors_are_reserved_first() {
     assert_out_of_memory(&limited(&["SCRIPT"], rows, ""), "5120000000", 1);
 }
 
+/// Strings are built in memory asked for first, and their values (a copy) reserved before
+/// they are made; a string the machine could not hold aborted the process. Which of the two
+/// runs out first varies, so the byte count is not checked.
+#[test]
+fn strings_too_large_for_memory_are_a_value_error() {
+    let held = |make: &str| {
+        format!(
+            "let s = \"ab\" * 15000000\nlet kept = []\nfor i in range(100) {{\n    kept = kept + [{make}]\n}}\n"
+        )
+    };
+    for make in ["s * 2", "s + s", "\"{s}{s}\""] {
+        let output = limited(&["SCRIPT"], &held(make), "");
+        let stderr = stderr(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{make}: no clean exit:\n{stderr}"
+        );
+        let message = "error[value-error]: out of memory: the result needs 600000";
+        assert!(stderr.contains(message), "{make}:\n{stderr}");
+        assert!(stderr.contains(".tsl:4:"), "{make}:\n{stderr}");
+    }
+}
+
 /// Results whose size is known only from the data (`nonzero`, `repeat_interleave`, and a
 /// compiled compaction fused with the work after it) ask for their memory once their kernel has
 /// counted it, eagerly and compiled; they used to abort the process.

@@ -248,7 +248,7 @@ impl Bound {
         }
     }
 
-    pub fn string(&self, index: usize) -> Result<Rc<str>> {
+    pub fn string(&self, index: usize) -> Result<Rc<String>> {
         match self.required(index)? {
             Value::Str(text) => Ok(text.clone()),
             other => Err(self.wrong(index, "a string", other)),

@@ -7,6 +7,7 @@ use super::builtins;
 use super::trace::Ask;
 use super::value::Value;
 use super::{Interpreter, error};
+use crate::backend::KernelError;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::graph::ir::Part;
 use crate::source::Span;
@@ -98,6 +99,13 @@ impl Interpreter {
                         pieces.push(Part::Text(std::mem::take(&mut text)));
                         pieces.extend(self.template_of(std::slice::from_ref(&value), expr.span).0);
                     } else {
+                        if let Value::Str(piece) = &value {
+                            text.try_reserve(piece.len()).map_err(|_| {
+                                let bytes = (text.len() + piece.len()) as u64;
+                                let error = KernelError::OutOfMemory { bytes };
+                                super::tensor::kernel_error(&error, expr.span)
+                            })?;
+                        }
                         let _ = write!(text, "{value}");
                         // Each piece is bounded (strings, and the text of lists and tensors),
                         // but not how many a literal holds.

@@ -8,7 +8,8 @@ use super::tensor::Operand;
 use super::trace::{Ask, comparison};
 use super::value::Value;
 use super::{Interpreter, error, limits};
-use crate::diag::{Code, Result};
+use crate::backend::KernelError;
+use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::DType;
 use crate::graph::op::{BinaryOp as TensorOp, Op, UnaryOp};
 use crate::source::Span;
@@ -79,8 +80,10 @@ impl Interpreter {
             }
             return self.runtime_binary(op, a, b, span);
         }
+        // Text known only when the graph runs; two plain strings are joined below.
         if let (Value::Template(_) | Value::Str(_), Value::Template(_) | Value::Str(_)) = (&a, &b)
             && op == BinaryOp::Add
+            && (matches!(a, Value::Template(_)) || matches!(b, Value::Template(_)))
         {
             let mut parts = self.template_of(std::slice::from_ref(&a), span).0;
             parts.extend(self.template_of(std::slice::from_ref(&b), span).0);
@@ -105,7 +108,10 @@ impl Interpreter {
                     return Err(too_long("string", span));
                 }
                 self.count_built(x.len() + y.len(), span)?;
-                Ok(Value::str(&format!("{x}{y}")))
+                let mut text = empty_text(x.len() + y.len(), span)?;
+                text.push_str(x);
+                text.push_str(y);
+                Ok(Value::string(text))
             }
             (BinaryOp::Add, Value::List(x), Value::List(y)) => {
                 if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
@@ -132,7 +138,7 @@ impl Interpreter {
                     );
                 }
                 self.count_built(text.len() * count, span)?;
-                Ok(Value::str(&text.repeat(count)))
+                Ok(Value::string(repeat_text(text, count, span)?))
             }
             (_, Value::Str(x), Value::Str(y)) if op.is_comparison() => {
                 Ok(Value::Bool(compare(op, x.cmp(y))))
@@ -662,6 +668,36 @@ pub(super) fn too_long(what: &str, span: Span) -> Box<crate::diag::Diagnostic> {
 /// Fails with a `value-error` when a list of `count` values cannot be allocated now.
 pub(super) fn reserve_values(count: usize, span: Span) -> Result<()> {
     reserve(count, std::mem::size_of::<Value>(), span)
+}
+
+/// An empty string with room for `bytes`, or a `value-error` when the machine cannot
+/// provide them now. Long strings are built in room asked for first, and their values hold
+/// them without a copy: a string the machine could not hold aborted the process.
+pub(super) fn empty_text(bytes: usize, span: Span) -> Result<String> {
+    let mut text = String::new();
+    text.try_reserve_exact(bytes).map_err(|_| {
+        let bytes = bytes as u64;
+        super::tensor::kernel_error(&KernelError::OutOfMemory { bytes }, span)
+    })?;
+    Ok(text)
+}
+
+/// `text` repeated `count` times (at most [`limits::LIST_LENGTH`] bytes), in room asked for
+/// first: copies of what is built so far double it, as `str::repeat` does.
+fn repeat_text(text: &str, count: usize, span: Span) -> Result<String> {
+    let bytes = text.len() * count;
+    let mut repeated = empty_text(bytes, span)?.into_bytes();
+    if count > 0 {
+        repeated.extend_from_slice(text.as_bytes());
+    }
+    while repeated.len() < bytes {
+        // Whole copies of `text`: what is built and what is left are both multiples of it.
+        let take = (bytes - repeated.len()).min(repeated.len());
+        repeated.extend_from_within(..take);
+    }
+    String::from_utf8(repeated).map_err(|error| {
+        Diagnostic::internal(span, format!("a repeated string is not UTF-8: {error}")).into()
+    })
 }
 
 /// Bytes a tensor made into a list takes with its item, even a view of no elements (its

@@ -21,7 +21,7 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Rc<str>),
+    Str(Rc<String>),
     List(Rc<[Value]>),
     Tensor(TensorValue),
     Function(Rc<Function>),
@@ -166,7 +166,13 @@ impl Value {
     }
 
     pub fn str(text: &str) -> Value {
-        Value::Str(Rc::from(text))
+        Value::Str(Rc::new(text.to_owned()))
+    }
+
+    /// A string value holding `text` itself: a long string built in memory asked for first
+    /// becomes a value without a second copy.
+    pub fn string(text: String) -> Value {
+        Value::Str(Rc::new(text))
     }
 }
 

@@ -320,7 +320,7 @@ pub fn save(interpreter: &mut Interpreter, args: CallArgs) -> Result<Value> {
 /// A data file path: relative paths are relative to the directory of the file making the
 /// call (like `use`), or to the working directory for code without a file.
 fn data_path(interpreter: &Interpreter, args: &Bound, index: usize) -> Result<PathBuf> {
-    let path = PathBuf::from(&*args.string(index)?);
+    let path = PathBuf::from(args.string(index)?.as_str());
     if path.is_absolute() {
         return Ok(path);
     }

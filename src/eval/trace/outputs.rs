@@ -139,10 +139,10 @@ impl Interpreter {
 
     /// A string value from parts: a plain string when every part is known now.
     pub(in crate::eval) fn string_value(parts: Vec<Part>) -> Value {
-        let parts = merge_text(parts);
-        match parts.as_slice() {
+        let mut parts = merge_text(parts);
+        match parts.as_mut_slice() {
             [] => Value::str(""),
-            [Part::Text(text)] => Value::str(text),
+            [Part::Text(text)] => Value::string(std::mem::take(text)),
             _ => Value::Template(std::rc::Rc::new(Template(parts))),
         }
     }
