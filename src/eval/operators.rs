@@ -124,10 +124,14 @@ impl Interpreter {
             (BinaryOp::Mul, Value::List(items), Value::Int(count))
             | (BinaryOp::Mul, Value::Int(count), Value::List(items)) => {
                 let count = usize::try_from(*count).unwrap_or(0);
-                if items.len().saturating_mul(count) <= limits::LIST_LENGTH {
-                    self.count_built(value_bytes(items.len() * count), span)?;
+                let length = items.len().saturating_mul(count);
+                if length > limits::LIST_LENGTH {
+                    return Err(too_long("list", span));
                 }
-                repeat_list(items, count, span)
+                self.count_built(value_bytes(length), span)?;
+                reserve_values(length, span)?;
+                let repeated = std::iter::repeat_n(&**items, count).flatten();
+                Ok(Value::list(repeated.cloned().collect()))
             }
             (BinaryOp::Mul, Value::Str(text), Value::Int(count))
             | (BinaryOp::Mul, Value::Int(count), Value::Str(text)) => {
@@ -720,27 +724,6 @@ fn reserve(count: usize, each: usize, span: Span) -> Result<()> {
 /// [`limits::TRACE_BUILT_BYTES`].
 pub(super) fn value_bytes(count: usize) -> usize {
     count.saturating_mul(std::mem::size_of::<Value>())
-}
-
-fn repeat_list(items: &[Value], count: usize, span: Span) -> Result<Value> {
-    if items.len().saturating_mul(count) > limits::LIST_LENGTH {
-        return Err(error(
-            Code::ValueError,
-            span,
-            format!(
-                "a list of more than {} items is too long",
-                limits::LIST_LENGTH
-            ),
-        )
-        .into());
-    }
-    reserve_values(items.len().saturating_mul(count), span)?;
-    Ok(Value::list(
-        std::iter::repeat_n(items, count)
-            .flatten()
-            .cloned()
-            .collect(),
-    ))
 }
 
 fn unsupported(op: BinaryOp, a: &Value, b: &Value, span: Span) -> Box<crate::diag::Diagnostic> {

@@ -57,9 +57,8 @@ impl Interpreter {
     /// Refuses to trace on once the trace holds more than [`limits::TRACE_SIZE`] nodes and
     /// size expressions, a size expression deeper than [`limits::EXPRESSION_DEPTH`], or has
     /// run more than [`limits::TRACE_TURNS`] loop turns and calls (or the lower number of
-    /// [`Options::trace_turns`]). Called at every iteration
-    /// of a loop and every call while tracing, the places where a trace can grow or run
-    /// without bound.
+    /// [`Options::trace_turns`]). Called at every iteration of a loop and every call while
+    /// tracing, the places where a trace can grow or run without bound.
     ///
     /// [`limits::TRACE_SIZE`]: crate::eval::limits::TRACE_SIZE
     /// [`limits::EXPRESSION_DEPTH`]: crate::eval::limits::EXPRESSION_DEPTH
