@@ -7,7 +7,6 @@ use super::builtins;
 use super::trace::Ask;
 use super::value::Value;
 use super::{Interpreter, error};
-use crate::backend::KernelError;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::graph::ir::Part;
 use crate::source::Span;
@@ -100,11 +99,9 @@ impl Interpreter {
                         pieces.extend(self.template_of(std::slice::from_ref(&value), expr.span).0);
                     } else {
                         if let Value::Str(piece) = &value {
-                            text.try_reserve(piece.len()).map_err(|_| {
-                                let bytes = (text.len() + piece.len()) as u64;
-                                let error = KernelError::OutOfMemory { bytes };
-                                super::tensor::kernel_error(&error, expr.span)
-                            })?;
+                            let bytes = text.len() + piece.len();
+                            text.try_reserve(piece.len())
+                                .map_err(|_| super::operators::out_of_memory(bytes, expr.span))?;
                         }
                         let _ = write!(text, "{value}");
                         // Each piece is bounded (strings, and the text of lists and tensors),

@@ -679,11 +679,15 @@ pub(super) fn reserve_values(count: usize, span: Span) -> Result<()> {
 /// them without a copy: a string the machine could not hold aborted the process.
 pub(super) fn empty_text(bytes: usize, span: Span) -> Result<String> {
     let mut text = String::new();
-    text.try_reserve_exact(bytes).map_err(|_| {
-        let bytes = bytes as u64;
-        super::tensor::kernel_error(&KernelError::OutOfMemory { bytes }, span)
-    })?;
+    text.try_reserve_exact(bytes)
+        .map_err(|_| out_of_memory(bytes, span))?;
     Ok(text)
+}
+
+/// The `value-error` for `bytes` the machine cannot provide now.
+pub(super) fn out_of_memory(bytes: usize, span: Span) -> Box<Diagnostic> {
+    let bytes = bytes as u64;
+    super::tensor::kernel_error(&KernelError::OutOfMemory { bytes }, span)
 }
 
 /// `text` repeated `count` times (at most [`limits::LIST_LENGTH`] bytes), in room asked for
