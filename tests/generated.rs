@@ -8,15 +8,21 @@
 //! compiled), `narrow`, `split`, slices and indexing at positions read from data, `cond` on
 //! data (branches that may disagree on sizes), `sort`/`argsort`/`topk` (with `k` read from
 //! data), `masked_fill`, `isnan`/`isinf`, `var`/`std`, reductions over several dims,
-//! `*_like`, `clone` and `~`, prints, and `check`s on sizes, scalars and data. It is called
-//! three times with inputs of random sizes and values, so cached graphs are reused with other
-//! data, sizes change (automatic dynamic) and checks fail on some calls. Compiled and eager runs must
-//! print the same lines and stop at the same error with the same message. A program the
-//! comparison rejects is printed with its seed; it becomes a suite case once fixed.
+//! `*_like`, `clone` and `~`, float `/ // % **` with zero divisors and negative bases, `exp`,
+//! `log` and `sqrt` that make infinities and NaN, casts (saturating, NaN to zero), `i64`
+//! arithmetic that floors, wraps and fails on a zero divisor, prints, and `check`s on sizes,
+//! scalars and data. It is called three times with inputs of random sizes and values, so
+//! cached graphs are reused with other data, sizes change (automatic dynamic) and checks fail
+//! on some calls. Compiled and eager runs must print the same lines and stop at the same error
+//! with the same message. A program the comparison rejects is printed with its seed; it
+//! becomes a suite case once fixed.
 //!
 //! The first `GPU_PROGRAMS` of them (`TSL_GPU_PROGRAMS` to change) also run eagerly and
-//! compiled on the GPU, against the eager CPU run.
+//! compiled on the GPU, against the eager CPU run. `TSL_PROGRAMS` programs from seed
+//! `TSL_PROGRAMS_FIRST` make a longer campaign, which prints how the compiled runs ended.
 
+#[path = "generated/arithmetic.rs"]
+mod arithmetic;
 mod common;
 #[path = "generated/day_one.rs"]
 mod day_one;
@@ -140,7 +146,7 @@ impl Generator {
     /// Adds one statement; false when the chosen kind had nothing to work on.
     fn step(&mut self) -> bool {
         let float = |var: &Var| var.dtype == DType::F32;
-        match self.rng.random_range(0..36) {
+        match self.rng.random_range(0..38) {
             0 | 1 => {
                 let Some(x) = self.pick(float) else {
                     return false;
@@ -557,6 +563,7 @@ impl Generator {
                 self.bind(expr, DType::F32, x.shape);
             }
             30 => return self.sorting(),
+            36 | 37 => return self.arithmetic(),
             31 | 32 => return self.day_one_elementwise(),
             33 | 34 => return self.statistics(),
             35 => {
@@ -713,13 +720,28 @@ fn fixed(n: usize) -> Size {
     }
 }
 
+/// The seeds of the programs to run: `PROGRAMS` from 0, or `TSL_PROGRAMS` from
+/// `TSL_PROGRAMS_FIRST` for a longer campaign.
+fn program_range() -> (u64, u64) {
+    let number = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|value| value.parse().ok())
+    };
+    (
+        number("TSL_PROGRAMS_FIRST").unwrap_or(0),
+        number("TSL_PROGRAMS").unwrap_or(PROGRAMS),
+    )
+}
+
 #[test]
 fn random_programs_agree_compiled_and_eager() {
     let failures = on_big_stack(|| {
         let mut failures = Vec::new();
         // How the compiled runs ended, so the generator cannot quietly stop exercising checks.
         let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
-        for seed in 0..PROGRAMS {
+        let (first, programs) = program_range();
+        for seed in first..first + programs {
             let text = Generator::new(seed).program();
             let compare = || {
                 let eager = run_source(
@@ -769,11 +791,14 @@ fn random_programs_agree_compiled_and_eager() {
         }
         let count = |outcome: &str| outcomes.get(outcome).copied().unwrap_or(0);
         let enough = [
-            ("ok", PROGRAMS / 2),
-            ("check-failed", PROGRAMS / 40),
-            ("device-check-failed", PROGRAMS / 40),
-            ("assumption", PROGRAMS / 200),
+            ("ok", programs / 2),
+            ("check-failed", programs / 40),
+            ("device-check-failed", programs / 40),
+            ("assumption", programs / 200),
         ];
+        if std::env::var_os("TSL_PROGRAMS").is_some() {
+            eprintln!("outcomes of the compiled runs: {outcomes:?}");
+        }
         for (outcome, least) in enough {
             if failures.is_empty() && count(outcome) < least {
                 failures.push(format!(

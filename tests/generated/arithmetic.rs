@@ -1,0 +1,144 @@
+//! The generator's steps for the per-element semantics: float `/ // % **` and the unary
+//! functions that make infinities and NaN, casts between the dtypes (saturating, NaN to
+//! zero), and `i64` arithmetic that floors, takes the divisor's sign, wraps, and fails on a
+//! zero divisor.
+
+use rand::RngExt;
+use rand::seq::IndexedRandom;
+
+use super::{DType, Generator, Var};
+
+/// Integer constants: small ones of both signs, zero rarely (a division by it fails), and
+/// large ones whose products wrap.
+const INTEGERS: [&str; 9] = [
+    "2",
+    "3",
+    "-2",
+    "-3",
+    "7",
+    "1",
+    "-1",
+    "4611686018427387904",
+    "-9223372036854775807",
+];
+
+impl Generator {
+    /// One step of per-element arithmetic; false when the chosen kind had nothing to work on.
+    pub(super) fn arithmetic(&mut self) -> bool {
+        match self.rng.random_range(0..4) {
+            0 => self.float_binary(),
+            1 => self.float_unary(),
+            2 => self.cast(),
+            _ => self.integer_binary(),
+        }
+    }
+
+    /// `x / y`, `x // y`, `x % y` and `x ** y` of `f32` values, where the divisor may be zero
+    /// and the base negative.
+    fn float_binary(&mut self) -> bool {
+        let Some(x) = self.pick(|var| var.dtype == DType::F32) else {
+            return false;
+        };
+        let op = ["/", "//", "%", "**"]
+            .choose(&mut self.rng)
+            .copied()
+            .unwrap_or("/");
+        let same = |var: &Var| var.dtype == DType::F32 && var.shape == x.shape;
+        let y = self.pick(same).expect("x itself fits");
+        let right = if op == "**" && self.rng.random_bool(0.6) {
+            ["2", "0.5", "-1.0", "3.0", "0"]
+                .choose(&mut self.rng)
+                .copied()
+                .unwrap_or("2")
+                .to_string()
+        } else if self.rng.random_bool(0.4) {
+            self.constant()
+        } else {
+            y.name
+        };
+        self.bind(format!("{} {op} {right}", x.name), DType::F32, x.shape);
+        true
+    }
+
+    /// `exp`, `log`, `sqrt` and `sigmoid`: `log` and `sqrt` of negative values are NaN, of
+    /// zero `-inf` and zero.
+    fn float_unary(&mut self) -> bool {
+        let Some(x) = self.pick(|var| var.dtype == DType::F32) else {
+            return false;
+        };
+        let form = [
+            "exp({})",
+            "{}.log()",
+            "sqrt({})",
+            "{}.sigmoid()",
+            "({} * 60.0).exp()",
+        ]
+        .choose(&mut self.rng)
+        .copied()
+        .unwrap_or("exp({})");
+        self.bind(form.replace("{}", &x.name), DType::F32, x.shape);
+        true
+    }
+
+    /// Casts: `f32` to `i64` (of values scaled past the range of `i64`, or infinite or NaN),
+    /// `i64` and `bool` to `f32`, and any value to `bool`.
+    fn cast(&mut self) -> bool {
+        let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
+            return false;
+        };
+        let (expr, dtype) = match (x.dtype, self.rng.random_range(0..3)) {
+            (DType::F32, 0) => {
+                let scale = ["1.0", "3.0e18", "-1.0e19", "1.0e30"]
+                    .choose(&mut self.rng)
+                    .copied()
+                    .unwrap_or("1.0");
+                (format!("({} * {scale}).long()", x.name), DType::I64)
+            }
+            (DType::F32, 1) => {
+                let c = self.constant();
+                (
+                    format!("({x} / ({x} - {c})).long()", x = x.name),
+                    DType::I64,
+                )
+            }
+            (DType::F32, _) | (DType::I64, 0) => (format!("{}.bool()", x.name), DType::Bool),
+            (DType::Bool, 0) => (format!("{}.long()", x.name), DType::I64),
+            _ => (format!("{}.float()", x.name), DType::F32),
+        };
+        self.bind(expr, dtype, x.shape);
+        true
+    }
+
+    /// `+ - * // %` of `i64` values and constants: `//` floors, `%` takes the divisor's sign,
+    /// products wrap, and a zero divisor (a constant, rarely, or a value from data) fails.
+    fn integer_binary(&mut self) -> bool {
+        let Some(x) = self.pick(|var| var.dtype == DType::I64) else {
+            // No integers yet: make one from a float, scaled so that it is not all zeros.
+            let Some(x) = self.pick(|var| var.dtype == DType::F32) else {
+                return false;
+            };
+            self.bind(format!("(({}) * 5.0).long()", x.name), DType::I64, x.shape);
+            return true;
+        };
+        let op = ["//", "%", "*", "+", "-", "//", "%"]
+            .choose(&mut self.rng)
+            .copied()
+            .unwrap_or("//");
+        let same = |var: &Var| var.dtype == DType::I64 && var.shape == x.shape;
+        let y = self.pick(same).expect("x itself fits");
+        let right = if self.rng.random_bool(0.2) {
+            // A divisor from data: zero wherever `y` is zero.
+            y.name
+        } else if self.rng.random_bool(0.04) {
+            "0".to_string()
+        } else {
+            INTEGERS
+                .choose(&mut self.rng)
+                .copied()
+                .unwrap_or("2")
+                .to_string()
+        };
+        self.bind(format!("{} {op} {right}", x.name), DType::I64, x.shape);
+        true
+    }
+}
