@@ -1,6 +1,7 @@
 //! The WGSL side of `graph::semantics`: storage types, literals, and helper functions that
 //! compute each element function as the CPU does where WGSL leaves room (Python `//` and
-//! `%`, NaN propagation, saturating casts, `pow` of negative bases), each written once.
+//! `%`, NaN propagation, saturating casts, `pow` of negative, zero and infinite bases and of
+//! infinite exponents, as C's `pow` defines them), each written once.
 //!
 //! Lavapipe compares NaN as ordered for `!=` and drops NaN in `max`/`min`, so NaN is tested
 //! by its bits and extrema are selects; integer remainders are derived from the quotient, so
@@ -197,13 +198,25 @@ const LIBRARY: &[(&str, &str)] = &[
         "fn pow_f32(x: f32, y: f32) -> f32 {\n\
          \x20   if (y == 0.0 || x == 1.0) { return 1.0; }\n\
          \x20   if (is_nan(x) || is_nan(y)) { return bitcast<f32>(0x7fc00000u); }\n\
-         \x20   if (x < 0.0) {\n\
-         \x20       if (y != trunc(y)) { return bitcast<f32>(0x7fc00000u); }\n\
-         \x20       let magnitude = pow(-x, y);\n\
-         \x20       let odd = abs(y) < 16777216.0 && (i32(y) & 1) != 0;\n\
-         \x20       return select(magnitude, -magnitude, odd);\n\
+         \x20   let infinity = bitcast<f32>(0x7f800000u);\n\
+         \x20   let a = abs(x);\n\
+         \x20   if (abs(y) == infinity) {\n\
+         \x20       if (a == 1.0) { return 1.0; }\n\
+         \x20       return select(0.0, infinity, (a > 1.0) == (y > 0.0));\n\
          \x20   }\n\
-         \x20   return pow(x, y);\n\
+         \x20   let whole = y == trunc(y);\n\
+         \x20   if (x < 0.0 && !whole && a != infinity) { return bitcast<f32>(0x7fc00000u); }\n\
+         \x20   var magnitude = 0.0;\n\
+         \x20   if (a == 0.0) {\n\
+         \x20       magnitude = select(0.0, infinity, y < 0.0);\n\
+         \x20   } else if (a == infinity) {\n\
+         \x20       magnitude = select(infinity, 0.0, y < 0.0);\n\
+         \x20   } else {\n\
+         \x20       magnitude = pow(a, y);\n\
+         \x20   }\n\
+         \x20   let odd = whole && abs(y) < 16777216.0 && (i32(y) & 1) != 0;\n\
+         \x20   let negative = (bitcast<u32>(x) & 0x80000000u) != 0u;\n\
+         \x20   return select(magnitude, -magnitude, negative && odd);\n\
          }\n",
     ),
     (
