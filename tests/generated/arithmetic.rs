@@ -34,16 +34,21 @@ impl Generator {
     }
 
     /// `x / y`, `x // y`, `x % y` and `x ** y` of `f32` values, where the divisor may be zero
-    /// and the base negative.
+    /// and the base negative. `//` and `%` take inputs only: they jump at whole quotients, so
+    /// a value a unit in the last place off on another device would jump elsewhere.
     fn float_binary(&mut self) -> bool {
-        let Some(x) = self.pick(|var| var.dtype == DType::F32) else {
-            return false;
-        };
         let op = ["/", "//", "%", "**"]
             .choose(&mut self.rng)
             .copied()
             .unwrap_or("/");
-        let same = |var: &Var| var.dtype == DType::F32 && var.shape == x.shape;
+        let jumps = matches!(op, "//" | "%");
+        let Some(x) = self.pick(|var| var.dtype == DType::F32 && (!jumps || is_float_input(var)))
+        else {
+            return false;
+        };
+        let same = |var: &Var| {
+            var.dtype == DType::F32 && var.shape == x.shape && (!jumps || is_float_input(var))
+        };
         let y = self.pick(same).expect("x itself fits");
         let right = if op == "**" && self.rng.random_bool(0.6) {
             ["2", "0.5", "-1.0", "3.0", "0"]
@@ -80,32 +85,44 @@ impl Generator {
         true
     }
 
-    /// Casts: `f32` to `i64` (of values scaled past the range of `i64`, or infinite or NaN),
-    /// `i64` and `bool` to `f32`, and any value to `bool`.
+    /// Casts: `f32` to `i64` (of values scaled past the range of `i64`, or infinite or NaN)
+    /// and to `bool`, `i64` and `bool` to `f32`, and `i64` to `bool`. Floats are cast only
+    /// from the inputs, whose values are exact on every device: a GPU's `exp` or division a
+    /// unit in the last place away from the CPU's would move a cast across an integer.
     fn cast(&mut self) -> bool {
-        let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
-            return false;
-        };
-        let (expr, dtype) = match (x.dtype, self.rng.random_range(0..3)) {
-            (DType::F32, 0) => {
-                let scale = ["1.0", "3.0e18", "-1.0e19", "1.0e30"]
-                    .choose(&mut self.rng)
-                    .copied()
-                    .unwrap_or("1.0");
-                (format!("({} * {scale}).long()", x.name), DType::I64)
+        let (expr, dtype, shape) = match self.rng.random_range(0..5) {
+            kind @ 0..=2 => {
+                let Some(x) = self.pick(is_float_input) else {
+                    return false;
+                };
+                let expr = match kind {
+                    0 => {
+                        let scale = ["1.0", "3.0e18", "-1.0e19", "1.0e30"]
+                            .choose(&mut self.rng)
+                            .copied()
+                            .unwrap_or("1.0");
+                        format!("({} * {scale}).long()", x.name)
+                    }
+                    1 => format!("({} / 0.0).long()", x.name),
+                    _ => format!("{}.bool()", x.name),
+                };
+                let dtype = if kind == 2 { DType::Bool } else { DType::I64 };
+                (expr, dtype, x.shape)
             }
-            (DType::F32, 1) => {
-                let c = self.constant();
-                (
-                    format!("({x} / ({x} - {c})).long()", x = x.name),
-                    DType::I64,
-                )
+            kind => {
+                let Some(x) = self.pick(|var| var.dtype != DType::F32 && !var.shape.is_empty())
+                else {
+                    return false;
+                };
+                let (expr, dtype) = match (x.dtype, kind) {
+                    (DType::I64, 3) => (format!("{}.bool()", x.name), DType::Bool),
+                    (DType::Bool, 3) => (format!("{}.long()", x.name), DType::I64),
+                    _ => (format!("{}.float()", x.name), DType::F32),
+                };
+                (expr, dtype, x.shape)
             }
-            (DType::F32, _) | (DType::I64, 0) => (format!("{}.bool()", x.name), DType::Bool),
-            (DType::Bool, 0) => (format!("{}.long()", x.name), DType::I64),
-            _ => (format!("{}.float()", x.name), DType::F32),
         };
-        self.bind(expr, dtype, x.shape);
+        self.bind(expr, dtype, shape);
         true
     }
 
@@ -113,8 +130,8 @@ impl Generator {
     /// products wrap, and a zero divisor (a constant, rarely, or a value from data) fails.
     fn integer_binary(&mut self) -> bool {
         let Some(x) = self.pick(|var| var.dtype == DType::I64) else {
-            // No integers yet: make one from a float, scaled so that it is not all zeros.
-            let Some(x) = self.pick(|var| var.dtype == DType::F32) else {
+            // No integers yet: make one from an input, scaled so that it is not all zeros.
+            let Some(x) = self.pick(is_float_input) else {
                 return false;
             };
             self.bind(format!("(({}) * 5.0).long()", x.name), DType::I64, x.shape);
@@ -141,4 +158,9 @@ impl Generator {
         self.bind(format!("{} {op} {right}", x.name), DType::I64, x.shape);
         true
     }
+}
+
+/// The `f32` inputs, whose values (halves) are exact on every device.
+fn is_float_input(var: &Var) -> bool {
+    var.dtype == DType::F32 && ["a", "b", "c"].contains(&var.name.as_str())
 }
