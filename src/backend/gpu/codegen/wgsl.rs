@@ -1,7 +1,7 @@
 //! The WGSL side of `graph::semantics`: storage types, literals, and helper functions that
 //! compute each element function as the CPU does where WGSL leaves room (Python `//` and
-//! `%`, NaN propagation, saturating casts, `pow` of negative, zero and infinite bases and of
-//! infinite exponents, as C's `pow` defines them), each written once.
+//! `%` from an exact `fmod`, NaN propagation, saturating casts, `pow` of negative, zero and
+//! infinite bases and of infinite exponents, as C's `pow` defines them), each written once.
 //!
 //! Lavapipe compares NaN as ordered for `!=` and drops NaN in `max`/`min`, so NaN is tested
 //! by its bits and extrema are selects; integer remainders are derived from the quotient, so
@@ -103,8 +103,9 @@ impl Helpers {
 fn dependencies(name: &str) -> &'static [&'static str] {
     match name {
         "maximum_f32" | "minimum_f32" | "tanh_f32" | "f32_to_i64" | "pow_f32" | "log_f32"
-        | "sqrt_f32" => &["is_nan"],
-        "floor_div_f32" => &["sign_of"],
+        | "sqrt_f32" | "fmod_f32" => &["is_nan"],
+        "floor_div_f32" => &["sign_of", "fmod_f32"],
+        "remainder_f32" => &["fmod_f32"],
         _ => &[],
     }
 }
@@ -152,9 +153,16 @@ const LIBRARY: &[(&str, &str)] = &[
         "tanh_f32",
         "fn tanh_f32(x: f32) -> f32 {\n\
          \x20   if (is_nan(x)) { return x; }\n\
-         \x20   let e = exp(-2.0 * abs(x));\n\
-         \x20   let t = (1.0 - e) / (1.0 + e);\n\
-         \x20   return select(t, -t, x < 0.0);\n\
+         \x20   let a = abs(x);\n\
+         \x20   var t = a;\n\
+         \x20   if (a < 0.05) {\n\
+         \x20       let s = a * a;\n\
+         \x20       t = a + a * s * (-0.33333334 + s * (0.13333334 - s * 0.053968254));\n\
+         \x20   } else {\n\
+         \x20       let e = exp(-2.0 * a);\n\
+         \x20       t = (1.0 - e) / (1.0 + e);\n\
+         \x20   }\n\
+         \x20   return select(t, -t, (bitcast<u32>(x) & 0x80000000u) != 0u);\n\
          }\n",
     ),
     (
@@ -173,10 +181,29 @@ const LIBRARY: &[(&str, &str)] = &[
          }\n",
     ),
     (
+        "fmod_f32",
+        "fn fmod_f32(a: f32, b: f32) -> f32 {\n\
+         \x20   let y = abs(b);\n\
+         \x20   var r = abs(a);\n\
+         \x20   if (is_nan(a) || is_nan(b) || r == bitcast<f32>(0x7f800000u) || y == 0.0) {\n\
+         \x20       return bitcast<f32>(0x7fc00000u);\n\
+         \x20   }\n\
+         \x20   if (r < y) { return a; }\n\
+         \x20   let divisor = frexp(y);\n\
+         \x20   loop {\n\
+         \x20       if (r < y) { break; }\n\
+         \x20       let rest = frexp(r);\n\
+         \x20       let below = select(0, 1, divisor.fract > rest.fract);\n\
+         \x20       r = r - ldexp(y, rest.exp - divisor.exp - below);\n\
+         \x20   }\n\
+         \x20   return select(r, -r, a < 0.0);\n\
+         }\n",
+    ),
+    (
         "floor_div_f32",
         "fn floor_div_f32(a: f32, b: f32) -> f32 {\n\
          \x20   if (b == 0.0) { return a / b; }\n\
-         \x20   let modulo = a % b;\n\
+         \x20   let modulo = fmod_f32(a, b);\n\
          \x20   var quotient = (a - modulo) / b;\n\
          \x20   if (!(modulo == 0.0) && ((b < 0.0) != (modulo < 0.0))) { quotient = quotient - 1.0; }\n\
          \x20   if (quotient == 0.0) { return sign_of(a / b); }\n\
@@ -188,7 +215,7 @@ const LIBRARY: &[(&str, &str)] = &[
     (
         "remainder_f32",
         "fn remainder_f32(a: f32, b: f32) -> f32 {\n\
-         \x20   let modulo = a % b;\n\
+         \x20   let modulo = fmod_f32(a, b);\n\
          \x20   if (!(modulo == 0.0) && ((b < 0.0) != (modulo < 0.0))) { return modulo + b; }\n\
          \x20   return modulo;\n\
          }\n",
