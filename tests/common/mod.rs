@@ -389,7 +389,8 @@ pub fn root() -> PathBuf {
 }
 
 /// Whether two printed lines agree: the same text, integers equal, floats within 1e-5
-/// relative (or 1e-6 absolute near zero), as compiled and eager results must.
+/// relative (or 1e-6 absolute near zero), zeros of the same sign, as compiled and eager
+/// results must.
 pub fn lines_agree(a: &str, b: &str) -> bool {
     let (a, b) = (tokens(a), tokens(b));
     a.len() == b.len()
@@ -405,6 +406,9 @@ fn floats_agree(x: f64, y: f64) -> bool {
     }
     if x.is_infinite() || y.is_infinite() {
         return x == y;
+    }
+    if x == 0.0 && y == 0.0 {
+        return x.is_sign_negative() == y.is_sign_negative();
     }
     let difference = (x - y).abs();
     difference <= 1e-6 || difference <= 1e-5 * x.abs().max(y.abs())

@@ -60,17 +60,19 @@ fn scan_blocks<T: Element>(data: &mut [T], size: usize, inner: usize, add: fn(T,
     }
 }
 
-/// One block `[size, inner]`: row `j` becomes row `j - 1` plus row `j`.
+/// One block `[size, inner]`: row 0 becomes zero plus row 0 (as in PyTorch, so `-0.0`
+/// starts a sum at `0.0`, as `sum` does), and row `j` becomes row `j - 1` plus row `j`.
 fn scan_block<T: Element>(block: &mut [T], inner: usize, add: fn(T, T) -> T) {
     if inner == 1 {
-        if let Some((first, rest)) = block.split_first_mut() {
-            let mut total = *first;
-            for value in rest {
-                total = add(total, *value);
-                *value = total;
-            }
+        let mut total = T::default();
+        for value in block {
+            total = add(total, *value);
+            *value = total;
         }
         return;
+    }
+    for value in block.iter_mut().take(inner) {
+        *value = add(T::default(), *value);
     }
     for start in (inner..block.len()).step_by(inner) {
         let (before, rest) = block.split_at_mut(start);
@@ -132,6 +134,12 @@ mod tests {
             ),
             (ints(&[0, 2], &[]), 0, ints(&[0, 2], &[])),
             (bools(&[], &[true]), 0, int(1)),
+            (
+                floats(&[2, 2], &[-0.0, 1.0, -0.0, -1.0]),
+                0,
+                floats(&[2, 2], &[0.0, 1.0, 0.0, 0.0]),
+            ),
+            (floats(&[2], &[-0.0, -0.0]), 0, floats(&[2], &[0.0, 0.0])),
         ];
         for (input, dim, expected) in cases {
             assert_same(&cumsum(&input, dim).unwrap(), &expected);

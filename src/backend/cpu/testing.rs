@@ -27,10 +27,12 @@ pub fn boolean(value: bool) -> Tensor {
     Tensor::scalar(Scalar::Bool(value))
 }
 
-/// Same dtype, shape and elements, where `NaN` equals `NaN`.
+/// Same dtype, shape and elements, where `NaN` equals `NaN` and zeros differ by sign.
 pub fn same(actual: &Tensor, expected: &Tensor) -> bool {
     let equal = |a: Scalar, b: Scalar| match (a, b) {
-        (Scalar::Float(x), Scalar::Float(y)) => x == y || (x.is_nan() && y.is_nan()),
+        (Scalar::Float(x), Scalar::Float(y)) => {
+            (x == y && x.is_sign_negative() == y.is_sign_negative()) || (x.is_nan() && y.is_nan())
+        }
         _ => a == b,
     };
     actual.dtype() == expected.dtype()
