@@ -5,7 +5,7 @@
 use super::wgsl::{self, f32_literal, i64_literal, load, scalar_from_words, store, value_type};
 use super::{Binding, Module, Param, Wgsl, entry_point};
 use crate::dtype::DType;
-use crate::graph::fused::{FusedKernel, InstrKind, OutputKind};
+use crate::graph::fused::{FusedKernel, Instr, InstrKind, OutputKind};
 use crate::graph::op::{BinaryOp, UnaryOp};
 use std::fmt::Write as _;
 
@@ -123,9 +123,10 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
             InstrKind::Binary(op, a, b) => {
                 // `x - x` and `x + (-x)` are folded to 0 by drivers that assume no
                 // infinities or NaN; hiding that the operands are related keeps
-                // `inf - inf = NaN`.
+                // `inf - inf = NaN`. A negation is float arithmetic, hidden already (see
+                // below): hiding it twice would show it again.
                 let negation = |of: usize, other: usize| matches!(kernel.body[of].kind, InstrKind::Unary(UnaryOp::Neg, x) if x == other);
-                let related = a == b || negation(*a, *b) || negation(*b, *a);
+                let related = a == b || negation(*a, *b);
                 let right = if related && operand_type(*a) == DType::F32 {
                     let zero = module.param(Param::Zero);
                     format!("bitcast<f32>(bitcast<u32>(v{b}) ^ {zero})")
@@ -141,6 +142,15 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
             InstrKind::Reduce(..) | InstrKind::Keep(..) | InstrKind::Position(_) => {
                 return Err("an elementwise kernel cannot reduce or compact".into());
             }
+        };
+        // Float arithmetic is hidden from the instructions that use it, as literals are:
+        // drivers that assume no infinities, NaN or rounding rewrite `(x + 1.0) - x` to
+        // `1.0` and `x - (x - x)` minus `x` to `-(x - x)` when they see through the chain.
+        let expression = if hidden(instr) {
+            let zero = module.param(Param::Zero);
+            format!("bitcast<f32>(bitcast<u32>({expression}) ^ {zero})")
+        } else {
+            expression
         };
         let _ = writeln!(
             body,
@@ -326,4 +336,10 @@ fn cast(module: &mut Module, from: DType, to: DType, a: &str) -> Result<String, 
         (DType::Bool, DType::I64) => format!("select(0li, 1li, {a})"),
         (from, to) => return Err(format!("no cast from {from} to {to}")),
     })
+}
+
+/// Whether a float instruction's value is hidden from the instructions that use it (its
+/// arithmetic combined with the always-zero parameter word).
+fn hidden(instr: &Instr) -> bool {
+    instr.dtype == DType::F32 && matches!(instr.kind, InstrKind::Unary(..) | InstrKind::Binary(..))
 }
