@@ -238,8 +238,12 @@ const LIBRARY: &[(&str, &str)] = &[
          \x20       magnitude = select(0.0, infinity, y < 0.0);\n\
          \x20   } else if (a == infinity) {\n\
          \x20       magnitude = select(infinity, 0.0, y < 0.0);\n\
+         \x20   } else if (y == 1.0) {\n\
+         \x20       magnitude = a;\n\
          \x20   } else if (y == 2.0) {\n\
          \x20       magnitude = a * a;\n\
+         \x20   } else if (y == 0.5) {\n\
+         \x20       magnitude = sqrt(a);\n\
          \x20   } else {\n\
          \x20       magnitude = pow(a, y);\n\
          \x20   }\n\
