@@ -66,7 +66,8 @@ impl Generator {
     }
 
     /// `exp`, `log`, `sqrt` and `sigmoid`: `log` and `sqrt` of negative values are NaN, of
-    /// zero `-inf` and zero.
+    /// zero `-inf` and zero, and `exp` of large values infinite (of large negative ones it
+    /// would be subnormal, which a GPU may flush to zero).
     fn float_unary(&mut self) -> bool {
         let Some(x) = self.pick(|var| var.dtype == DType::F32) else {
             return false;
@@ -76,7 +77,7 @@ impl Generator {
             "{}.log()",
             "sqrt({})",
             "{}.sigmoid()",
-            "({} * 60.0).exp()",
+            "({}.abs() * 60.0).exp()",
         ]
         .choose(&mut self.rng)
         .copied()
@@ -126,8 +127,9 @@ impl Generator {
         true
     }
 
-    /// `+ - * // %` of `i64` values and constants: `//` floors, `%` takes the divisor's sign,
-    /// products wrap, and a zero divisor (a constant, rarely, or a value from data) fails.
+    /// `+ - * // % **` of `i64` values and constants: `//` floors, `%` takes the divisor's
+    /// sign, products and powers wrap, and a zero divisor or a negative exponent (a constant,
+    /// rarely, or a value from data) fails.
     fn integer_binary(&mut self) -> bool {
         let Some(x) = self.pick(|var| var.dtype == DType::I64) else {
             // No integers yet: make one from an input, scaled so that it is not all zeros.
@@ -137,13 +139,26 @@ impl Generator {
             self.bind(format!("(({}) * 5.0).long()", x.name), DType::I64, x.shape);
             return true;
         };
-        let op = ["//", "%", "*", "+", "-", "//", "%"]
+        let op = ["//", "%", "*", "+", "-", "//", "%", "**"]
             .choose(&mut self.rng)
             .copied()
             .unwrap_or("//");
         let same = |var: &Var| var.dtype == DType::I64 && var.shape == x.shape;
         let y = self.pick(same).expect("x itself fits");
-        let right = if self.rng.random_bool(0.2) {
+        let right = if op == "**" {
+            let exponent = ["2", "3", "0", "63", "2", "3"]
+                .choose(&mut self.rng)
+                .copied()
+                .unwrap_or("2");
+            if self.rng.random_bool(0.05) {
+                // An exponent from data: negative wherever `y` is.
+                y.name
+            } else if self.rng.random_bool(0.04) {
+                "-1".to_string()
+            } else {
+                exponent.to_string()
+            }
+        } else if self.rng.random_bool(0.2) {
             // A divisor from data: zero wherever `y` is zero.
             y.name
         } else if self.rng.random_bool(0.04) {
