@@ -190,8 +190,10 @@ const LIBRARY: &[(&str, &str)] = &[
          \x20   }\n\
          \x20   if (r < y) { return a; }\n\
          \x20   let divisor = frexp(y);\n\
-         \x20   loop {\n\
-         \x20       if (r < y) { break; }\n\
+         \x20   // Each step subtracts y times a smaller power of two than the step before, so 280\n\
+         \x20   // steps cover every exponent; the bound only matters where a device flushes\n\
+         \x20   // subnormal values to zero.\n\
+         \x20   for (var step = 0; step < 280 && r >= y; step++) {\n\
          \x20       let rest = frexp(r);\n\
          \x20       let below = select(0, 1, divisor.fract > rest.fract);\n\
          \x20       r = r - ldexp(y, rest.exp - divisor.exp - below);\n\
