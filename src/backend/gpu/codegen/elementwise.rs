@@ -121,13 +121,11 @@ pub fn elementwise(spec: &ElementwiseSpec) -> Result<Wgsl, String> {
             InstrKind::Bool(value) => value.to_string(),
             InstrKind::Unary(op, a) => unary(&mut module, *op, instr.dtype, &format!("v{a}"))?,
             InstrKind::Binary(op, a, b) => {
-                // `x - x` and `x + (-x)` are folded to 0 by drivers that assume no
-                // infinities or NaN; hiding that the operands are related keeps
-                // `inf - inf = NaN`. A negation is float arithmetic, hidden already (see
-                // below): hiding it twice would show it again.
-                let negation = |of: usize, other: usize| matches!(kernel.body[of].kind, InstrKind::Unary(UnaryOp::Neg, x) if x == other);
-                let related = a == b || negation(*a, *b);
-                let right = if related && operand_type(*a) == DType::F32 {
+                // `x - x` is folded to 0 by drivers that assume no infinities or NaN;
+                // hiding that the operands are one value keeps `inf - inf = NaN`. Related
+                // operands made by arithmetic (`x + (-x)`) are hidden from each other
+                // already (see below).
+                let right = if a == b && operand_type(*a) == DType::F32 {
                     let zero = module.param(Param::Zero);
                     format!("bitcast<f32>(bitcast<u32>(v{b}) ^ {zero})")
                 } else {
