@@ -10,8 +10,10 @@
 //! data), `masked_fill`, `isnan`/`isinf`, `var`/`std`, reductions over several dims,
 //! `*_like`, `clone` and `~`, float `/ // % **` with zero divisors and negative bases, `exp`,
 //! `log` and `sqrt` that make infinities and NaN, casts (saturating, NaN to zero), `i64`
-//! arithmetic that floors, wraps and fails on a zero divisor or a negative power, prints, and
-//! `check`s on sizes, scalars and data. It is called three times with inputs of random sizes
+//! arithmetic that floors, wraps and fails on a zero divisor or a negative power, `permute`,
+//! `transpose`, `flatten`, `expand` and `stack`, reductions, scans, slices and `gather` along
+//! dim 1, `prod`/`argmax`/`argmin`, `minimum`/`maximum` and comparisons of two values, prints,
+//! and `check`s on sizes, scalars and data. It is called three times with inputs of random sizes
 //! and values, so cached graphs are reused with other data, sizes change (automatic dynamic)
 //! and checks fail on some calls. Compiled and eager runs must print the same lines and stop
 //! at the same error with the same message. A program the comparison rejects is printed with
@@ -29,6 +31,8 @@ mod common;
 mod day_one;
 #[path = "generated/fuzz.rs"]
 mod fuzz;
+#[path = "generated/layout.rs"]
+mod layout;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -147,7 +151,7 @@ impl Generator {
     /// Adds one statement; false when the chosen kind had nothing to work on.
     fn step(&mut self) -> bool {
         let float = |var: &Var| var.dtype == DType::F32;
-        match self.rng.random_range(0..38) {
+        match self.rng.random_range(0..40) {
             0 | 1 => {
                 let Some(x) = self.pick(float) else {
                     return false;
@@ -580,6 +584,7 @@ impl Generator {
                 self.bind(form.replace("{}", &x.name), dtype, x.shape);
             }
             36 | 37 => return self.arithmetic(),
+            38 | 39 => return self.layout(),
             _ => {
                 let Some(x) = self.pick(|var| !var.shape.is_empty()) else {
                     return false;
