@@ -23,6 +23,13 @@
 //! compiled on the GPU, against the eager CPU run. `TSL_PROGRAMS` programs from seed
 //! `TSL_PROGRAMS_FIRST` make a longer campaign, which prints how the compiled runs ended (the
 //! GPU's runs start from that seed too).
+//!
+//! `LARGE_PROGRAMS` more (`LARGE_GPU_PROGRAMS` of them on the GPU) are called with inputs of
+//! up to 2,049 x 129 halves, at sizes around the GPU's workgroups and past a CPU block, and
+//! print their results in full; `TSL_PROGRAMS_LARGE` runs a campaign's programs that way. On
+//! the GPU their floats need only agree within `LARGE_GPU_TOLERANCE`, and a campaign still
+//! meets results that depend on the order of additions: an `argmin` among values equal but
+//! for rounding, a product that is `inf` in one order and `nan` (`inf * 0`) in another.
 
 #[path = "generated/arithmetic.rs"]
 mod arithmetic;
@@ -37,7 +44,10 @@ mod layout;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use common::{differences, exact_differences, gpu_available, on_big_stack, run_source};
+use common::{
+    Tolerance, differences, differences_within, exact_differences, gpu_available, on_big_stack,
+    run_source,
+};
 use rand::seq::IndexedRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -45,6 +55,39 @@ use tsl::backend::DeviceKind;
 use tsl::eval::Options;
 
 const PROGRAMS: u64 = 2000;
+
+/// How many programs run at large sizes by default (`TSL_PROGRAMS_LARGE` asks every program
+/// of a campaign to).
+const LARGE_PROGRAMS: u64 = 100;
+
+/// How many of those also run on the GPU by default.
+const LARGE_GPU_PROGRAMS: u64 = 10;
+
+/// How far the GPU's floats may be from the CPU's at large sizes: its reductions add
+/// thousands of elements in another order, which moves a total whose terms cancel by many
+/// units in its last place (an element computed wrongly is off by a half or more).
+const LARGE_GPU_TOLERANCE: Tolerance = Tolerance {
+    relative: 1e-3,
+    absolute: 1e-4,
+};
+
+/// The sizes of `n` and `m` at large sizes: empty, around the GPU's workgroups of 64 and
+/// 256, and past one CPU block (`c @ c.T` has 4.2 million elements at most, so an `i64`
+/// result fits the 128 MiB buffers of the software GPU).
+const LARGE_ROWS: [usize; 8] = [0, 63, 64, 65, 255, 257, 1000, 2049];
+const LARGE_COLUMNS: [usize; 5] = [1, 3, 17, 64, 129];
+
+/// Prints a result in full (the printer elides all but the edges of a tensor of more than
+/// 1,000 elements), or its shape and every 1,009th element when it is too large to print (a
+/// sum would differ by its order of additions).
+const SHOW: &str = "fn show(t) {
+    if t.numel() > 200000 {
+        print(t.shape, t.flatten()[::1009].tolist())
+    } else {
+        print(t.tolist())
+    }
+}
+";
 
 /// How many of the generated programs also run on the GPU by default: every distinct kernel
 /// costs a shader compile, which keeps the software driver CI uses at a few per second.
@@ -89,6 +132,8 @@ struct Generator {
     next_size: u32,
     /// `k.item()` is bound to `u` (at most `a.size(0)`) once asked for.
     count: bool,
+    /// Whether the program is called with inputs of large sizes.
+    large: bool,
 }
 
 impl Generator {
@@ -112,6 +157,15 @@ impl Generator {
             ints: Vec::new(),
             next_size: 0,
             count: false,
+            large: false,
+        }
+    }
+
+    /// The generator of the program of `seed`, called with inputs of large sizes if `large`.
+    fn at(seed: u64, large: bool) -> Generator {
+        Generator {
+            large,
+            ..Generator::new(seed)
         }
     }
 
@@ -679,12 +733,17 @@ impl Generator {
             .take(3)
             .map(|var| var.name.clone())
             .collect();
+        let tensors = results.len();
         results.extend(self.ints.iter().cloned());
         let mut text = format!(
             "{BRANCHES}{decorator}\nfn f(a: f32[n], b: f32[n], c: f32[n, m], k: i64[1]) {{\n{}\n    return [{}]\n}}\n",
             self.lines.join("\n"),
             results.join(", ")
         );
+        if self.large {
+            self.large_calls(&mut text, tensors, results.len());
+            return text;
+        }
         for _ in 0..3 {
             let n = if self.rng.random_bool(0.1) {
                 0
@@ -704,6 +763,29 @@ impl Generator {
             let _ = writeln!(text, "print(f({a}, {b}, {c}, tensor([{k}])))");
         }
         text
+    }
+
+    /// Three calls with inputs of `LARGE_ROWS` by `LARGE_COLUMNS` halves from `randn`, each
+    /// result shown in full by `SHOW`.
+    fn large_calls(&mut self, text: &mut String, tensors: usize, results: usize) {
+        text.push_str(SHOW);
+        for call in 0..3 {
+            let n = LARGE_ROWS.choose(&mut self.rng).copied().unwrap_or(64);
+            let m = LARGE_COLUMNS.choose(&mut self.rng).copied().unwrap_or(3);
+            let k = self.rng.random_range(0..=n);
+            let halves = |shape: String| format!("(randn({shape}) * 2.0).long().float() / 2.0");
+            let _ = writeln!(
+                text,
+                "seed({call})\nlet r = f({}, {}, {}, tensor([{k}]))",
+                halves(n.to_string()),
+                halves(n.to_string()),
+                halves(format!("{n}, {m}"))
+            );
+            for index in 0..results {
+                let show = if index < tensors { "show" } else { "print" };
+                let _ = writeln!(text, "{show}(r[{index}])");
+            }
+        }
     }
 
     fn values(&mut self, count: usize) -> String {
@@ -726,6 +808,22 @@ fn fixed(n: usize) -> Size {
     }
 }
 
+/// Adds a failing program to `failures`: in full for the first five, then its seed and the
+/// first line of its first problem, so a campaign runs on and lists every failing seed.
+fn report(failures: &mut Vec<String>, seed: u64, text: &str, problems: &[String]) {
+    if failures.len() < 5 {
+        failures.push(format!("seed {seed}:\n{text}\n  {}", problems.join("\n  ")));
+    } else {
+        let first = problems.first().and_then(|problem| problem.lines().next());
+        failures.push(format!("seed {seed}: {}", first.unwrap_or_default()));
+    }
+}
+
+/// Whether a campaign runs its programs at large sizes (`TSL_PROGRAMS_LARGE` set).
+fn large_campaign() -> bool {
+    std::env::var_os("TSL_PROGRAMS_LARGE").is_some()
+}
+
 /// The seeds of the programs to run: `PROGRAMS` from 0, or `TSL_PROGRAMS` from
 /// `TSL_PROGRAMS_FIRST` for a longer campaign.
 fn program_range() -> (u64, u64) {
@@ -742,13 +840,24 @@ fn program_range() -> (u64, u64) {
 
 #[test]
 fn random_programs_agree_compiled_and_eager() {
-    let failures = on_big_stack(|| {
+    let (first, programs) = program_range();
+    agree_compiled_and_eager(first, programs, large_campaign());
+}
+
+#[test]
+fn random_programs_at_large_sizes_agree_compiled_and_eager() {
+    agree_compiled_and_eager(0, LARGE_PROGRAMS, true);
+}
+
+/// Runs `programs` programs from seed `first` eagerly, compiled and compiled unfused, and
+/// asserts that they agree and end in each way often enough.
+fn agree_compiled_and_eager(first: u64, programs: u64, large: bool) {
+    let failures = on_big_stack(move || {
         let mut failures = Vec::new();
         // How the compiled runs ended, so the generator cannot quietly stop exercising checks.
         let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
-        let (first, programs) = program_range();
         for seed in first..first + programs {
-            let text = Generator::new(seed).program();
+            let text = Generator::at(seed, large).program();
             let compare = || {
                 let eager = run_source(
                     "generated.tsl",
@@ -789,10 +898,7 @@ fn random_programs_agree_compiled_and_eager() {
             let problems = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compare))
                 .unwrap_or_else(|_| vec!["the interpreter panicked".to_string()]);
             if !problems.is_empty() {
-                failures.push(format!("seed {seed}:\n{text}\n  {}", problems.join("\n  ")));
-                if failures.len() >= 5 {
-                    break;
-                }
+                report(&mut failures, seed, &text, &problems);
             }
         }
         let count = |outcome: &str| outcomes.get(outcome).copied().unwrap_or(0);
@@ -820,18 +926,28 @@ fn random_programs_agree_compiled_and_eager() {
 
 #[test]
 fn random_programs_agree_on_the_gpu() {
-    if !gpu_available() {
-        return;
-    }
     let programs = std::env::var("TSL_GPU_PROGRAMS")
         .ok()
         .and_then(|count| count.parse().ok())
         .unwrap_or(GPU_PROGRAMS);
-    let first = program_range().0;
+    agree_on_the_gpu(program_range().0, programs, large_campaign());
+}
+
+#[test]
+fn random_programs_at_large_sizes_agree_on_the_gpu() {
+    agree_on_the_gpu(0, LARGE_GPU_PROGRAMS, true);
+}
+
+/// Runs `programs` programs from seed `first` eagerly and compiled on the GPU, and asserts
+/// that both agree with the eager CPU run.
+fn agree_on_the_gpu(first: u64, programs: u64, large: bool) {
+    if !gpu_available() {
+        return;
+    }
     let failures = on_big_stack(move || {
         let mut failures = Vec::new();
         for seed in first..first + programs {
-            let text = Generator::new(seed).program();
+            let text = Generator::at(seed, large).program();
             let compare = || {
                 let cpu = run_source(
                     "generated.tsl",
@@ -853,8 +969,13 @@ fn random_programs_agree_on_the_gpu() {
                         },
                     );
                     let how = if eager { "eager" } else { "compiled" };
+                    let tolerance = if large {
+                        LARGE_GPU_TOLERANCE
+                    } else {
+                        Tolerance::RESULTS
+                    };
                     problems.extend(
-                        differences("generated.tsl", &cpu, &gpu)
+                        differences_within("generated.tsl", &cpu, &gpu, tolerance)
                             .into_iter()
                             .map(|problem| format!("{how} on the GPU: {problem}")),
                     );
@@ -864,10 +985,7 @@ fn random_programs_agree_on_the_gpu() {
             let problems = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compare))
                 .unwrap_or_else(|_| vec!["the interpreter panicked".to_string()]);
             if !problems.is_empty() {
-                failures.push(format!("seed {seed}:\n{text}\n  {}", problems.join("\n  ")));
-                if failures.len() >= 5 {
-                    break;
-                }
+                report(&mut failures, seed, &text, &problems);
             }
         }
         failures

@@ -388,19 +388,38 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Whether two printed lines agree: the same text, integers equal, floats within 1e-5
-/// relative (or 1e-6 absolute near zero), zeros of the same sign, as compiled and eager
-/// results must.
+/// How far apart two printed floats may be.
+#[derive(Clone, Copy, Debug)]
+pub struct Tolerance {
+    pub relative: f64,
+    pub absolute: f64,
+}
+
+impl Tolerance {
+    /// What compiled and eager results must meet: 1e-5 relative, or 1e-6 absolute near zero.
+    pub const RESULTS: Tolerance = Tolerance {
+        relative: 1e-5,
+        absolute: 1e-6,
+    };
+}
+
+/// Whether two printed lines agree: the same text, integers equal, floats within
+/// [`Tolerance::RESULTS`], zeros of the same sign, as compiled and eager results must.
 pub fn lines_agree(a: &str, b: &str) -> bool {
+    lines_agree_within(a, b, Tolerance::RESULTS)
+}
+
+/// [`lines_agree`] with floats within `tolerance`.
+pub fn lines_agree_within(a: &str, b: &str, tolerance: Tolerance) -> bool {
     let (a, b) = (tokens(a), tokens(b));
     a.len() == b.len()
         && a.iter().zip(&b).all(|(x, y)| match (x, y) {
-            (Token::Float(x), Token::Float(y)) => floats_agree(*x, *y),
+            (Token::Float(x), Token::Float(y)) => floats_agree(*x, *y, tolerance),
             _ => x == y,
         })
 }
 
-fn floats_agree(x: f64, y: f64) -> bool {
+fn floats_agree(x: f64, y: f64, tolerance: Tolerance) -> bool {
     if x.is_nan() || y.is_nan() {
         return x.is_nan() && y.is_nan();
     }
@@ -411,7 +430,51 @@ fn floats_agree(x: f64, y: f64) -> bool {
         return x.is_sign_negative() == y.is_sign_negative();
     }
     let difference = (x - y).abs();
-    difference <= 1e-6 || difference <= 1e-5 * x.abs().max(y.abs())
+    difference <= tolerance.absolute || difference <= tolerance.relative * x.abs().max(y.abs())
+}
+
+/// Where two runs' printed lines first disagree (as [`lines_agree`] judges them): the line
+/// and the first value or text that differs.
+fn first_disagreement(a: &str, b: &str, tolerance: Tolerance) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    for (line, (x, y)) in a.iter().zip(&b).enumerate() {
+        let (x, y) = (tokens(x), tokens(y));
+        let token = x.iter().zip(&y).position(|pair| match pair {
+            (Token::Float(x), Token::Float(y)) => !floats_agree(*x, *y, tolerance),
+            (x, y) => x != y,
+        });
+        match token {
+            Some(at) => {
+                return format!(
+                    "at line {}, token {at}: {:?} against {:?}",
+                    line + 1,
+                    x[at],
+                    y[at]
+                );
+            }
+            None if x.len() != y.len() => {
+                return format!(
+                    "at line {}: {} tokens against {}",
+                    line + 1,
+                    x.len(),
+                    y.len()
+                );
+            }
+            None => {}
+        }
+    }
+    format!("in length: {} lines against {}", a.len(), b.len())
+}
+
+/// A run's printed lines for a report, each cut to its first 400 characters.
+fn shortened(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|line| match line.char_indices().nth(400) {
+            Some((at, _)) => format!("{}...", &line[..at]),
+            None => line.to_string(),
+        })
+        .collect()
 }
 
 #[derive(Debug, PartialEq)]
@@ -504,6 +567,16 @@ pub fn exact_differences(file: &str, unfused: &Run, fused: &Run) -> Vec<String> 
 /// trace ([`compiled_only`]): the compiled run then only has to agree with the eager one up to
 /// it.
 pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
+    differences_within(file, eager, compiled, Tolerance::RESULTS)
+}
+
+/// [`differences`] with printed floats within `tolerance`.
+pub fn differences_within(
+    file: &str,
+    eager: &Run,
+    compiled: &Run,
+    tolerance: Tolerance,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let first_error = |run: &Run| {
         run.diagnostics
@@ -515,9 +588,15 @@ pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
     let a: Vec<&str> = eager.stdout.lines().collect();
     let b: Vec<&str> = compiled.stdout.lines().collect();
     let same_length = a.len() == b.len() || (trace_only && b.len() <= a.len());
-    if !same_length || a.iter().zip(&b).any(|(x, y)| !lines_agree(x, y)) {
+    if !same_length
+        || a.iter()
+            .zip(&b)
+            .any(|(x, y)| !lines_agree_within(x, y, tolerance))
+    {
+        let (a, b) = (shortened(&eager.stdout), shortened(&compiled.stdout));
         problems.push(format!(
-            "stdout differs\n  eager:    {a:?}\n  compiled: {b:?}"
+            "stdout differs {}\n  eager:    {a:?}\n  compiled: {b:?}",
+            first_disagreement(&eager.stdout, &compiled.stdout, tolerance)
         ));
     }
     if trace_only {
@@ -527,7 +606,7 @@ pub fn differences(file: &str, eager: &Run, compiled: &Run) -> Vec<String> {
         (None, None) => {}
         (Some(e), Some(c)) => {
             let same_line = e.line_in(file) == c.line_in(file);
-            let same_message = lines_agree(&e.message, &c.message);
+            let same_message = lines_agree_within(&e.message, &c.message, tolerance);
             if !(same_line && same_message && e.code == c.code) {
                 problems.push(format!(
                     "errors differ\n  eager:    {} at line {:?}: {}\n  compiled: {} at line {:?}: {}",
