@@ -433,8 +433,8 @@ fn floats_agree(x: f64, y: f64, tolerance: Tolerance) -> bool {
     difference <= tolerance.absolute || difference <= tolerance.relative * x.abs().max(y.abs())
 }
 
-/// Where two runs' printed lines first disagree (as [`lines_agree`] judges them): the line
-/// and the first value or text that differs.
+/// Where two runs' printed lines first disagree (as [`lines_agree_within`] judges them with
+/// `tolerance`): the line and the first value or text that differs.
 fn first_disagreement(a: &str, b: &str, tolerance: Tolerance) -> String {
     let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
     for (line, (x, y)) in a.iter().zip(&b).enumerate() {
