@@ -1,9 +1,14 @@
 //! Running sums along one dim: one workgroup per row, which walks its row in tiles of the
 //! workgroup size, scanning each tile in shared memory and carrying the total forward.
 
+use std::fmt::Write as _;
+
 use super::wgsl::storage_type;
 use super::{Binding, Module, Param, Wgsl};
 use crate::dtype::DType;
+
+/// Tiles of the workgroup's size scanned in one iteration of the loop over a row.
+const TILES_PER_STEP: u32 = 4;
 
 /// Words: `Count` rows, `Value(0)` row length, `Value(1)` row stride and `Value(2)` element
 /// stride in the input, `Offset(0)` the input's offset. The output is contiguous.
@@ -22,6 +27,44 @@ pub fn cumsum(input: DType) -> Wgsl {
     let stride = module.param(Param::Value(2));
     let offset = module.param(Param::Offset(0));
     let size = super::workgroup_size();
+    let last = size - 1;
+    // The scan of a tile, unrolled: Mesa's llvmpipe (the software driver CI runs on) ends a
+    // shader's loops after 65,535 iterations in all, which a loop over the steps of every
+    // tile reached at 1.6 million elements per row, leaving the later sums at zero.
+    let mut steps = String::new();
+    for k in 0..size.trailing_zeros() {
+        let step = 1u32 << k;
+        let _ = write!(
+            steps,
+            "\x20       earlier = {zero};\n\
+             \x20       if (lid >= {step}u) {{ earlier = tile[lid - {step}u]; }}\n\
+             \x20       workgroupBarrier();\n\
+             \x20       tile[lid] = tile[lid] + earlier;\n\
+             \x20       workgroupBarrier();\n"
+        );
+    }
+    // Several tiles per iteration of the loop over the row, for the same reason: rows of up
+    // to `TILES_PER_STEP * 65,535` tiles (67 million elements, more than such a driver binds).
+    let mut tiles = String::new();
+    for tile in 0..TILES_PER_STEP {
+        let _ = write!(
+            tiles,
+            "\x20       j = start + {first}u + lid;\n\
+             \x20       v = {zero};\n\
+             \x20       if (j < {length}) {{\n\
+             \x20           let at = {offset} + row * {row_stride} + j * {stride};\n\
+             \x20           v = {convert};\n\
+             \x20       }}\n\
+             \x20       tile[lid] = v;\n\
+             \x20       workgroupBarrier();\n\
+             {steps}\
+             \x20       if (j < {length}) {{ out[row * {length} + j] = carry + tile[lid]; }}\n\
+             \x20       workgroupBarrier();\n\
+             \x20       if (lid == {last}u) {{ carry = carry + tile[{last}]; }}\n\
+             \x20       workgroupBarrier();\n",
+            first = tile * size,
+        );
+    }
     let body = format!(
         "var<workgroup> tile: array<{ty}, {size}>;\n\
          var<workgroup> carry: {ty};\n\
@@ -32,34 +75,16 @@ pub fn cumsum(input: DType) -> Wgsl {
          \x20   if (lid == 0u) {{ carry = {zero}; }}\n\
          \x20   workgroupBarrier();\n\
          \x20   var start = 0u;\n\
+         \x20   var j = 0u;\n\
+         \x20   var v: {ty} = {zero};\n\
+         \x20   var earlier: {ty} = {zero};\n\
          \x20   loop {{\n\
          \x20       if (start >= {length}) {{ break; }}\n\
-         \x20       let j = start + lid;\n\
-         \x20       var v: {ty} = {zero};\n\
-         \x20       if (j < {length}) {{\n\
-         \x20           let at = {offset} + row * {row_stride} + j * {stride};\n\
-         \x20           v = {convert};\n\
-         \x20       }}\n\
-         \x20       tile[lid] = v;\n\
-         \x20       workgroupBarrier();\n\
-         \x20       var step = 1u;\n\
-         \x20       loop {{\n\
-         \x20           if (step >= {size}u) {{ break; }}\n\
-         \x20           var earlier: {ty} = {zero};\n\
-         \x20           if (lid >= step) {{ earlier = tile[lid - step]; }}\n\
-         \x20           workgroupBarrier();\n\
-         \x20           tile[lid] = tile[lid] + earlier;\n\
-         \x20           workgroupBarrier();\n\
-         \x20           step = step * 2u;\n\
-         \x20       }}\n\
-         \x20       if (j < {length}) {{ out[row * {length} + j] = carry + tile[lid]; }}\n\
-         \x20       workgroupBarrier();\n\
-         \x20       if (lid == {last}u) {{ carry = carry + tile[{last}]; }}\n\
-         \x20       workgroupBarrier();\n\
-         \x20       start = start + {size}u;\n\
+         {tiles}\
+         \x20       start = start + {stride_of_step}u;\n\
          \x20   }}\n\
          }}\n",
-        last = size - 1,
+        stride_of_step = TILES_PER_STEP * size,
     );
     module.finish(&format!("cumsum of {input}"), &body)
 }
