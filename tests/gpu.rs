@@ -435,3 +435,40 @@ fn weights_cross_once_and_one_pipeline_serves_every_size() {
         assert!(reported.borrow().is_empty(), "{:?}", reported.borrow());
     });
 }
+
+/// A product whose inner size needs more loop iterations in one shader invocation than
+/// Mesa's llvmpipe runs (it ends loops after 65,535, leaving the sums short) is refused there
+/// with a device limit; any other device computes it.
+#[test]
+fn products_longer_than_a_software_drivers_loops_are_refused_not_cut_short() {
+    if !gpu_available() {
+        return;
+    }
+    let program = "let x = ones(100000)\nprint(x @ x)\nprint(x.long() @ x.long())\n";
+    let failures = on_big_stack(move || {
+        let run = run_source(
+            "long_product.tsl",
+            program,
+            Options {
+                device: DeviceKind::Gpu,
+                ..Options::default()
+            },
+        );
+        let refused = run.diagnostics.iter().any(|d| {
+            d.message
+                .contains("Mesa's software driver ends longer loops early")
+        });
+        match run.stdout.as_str() {
+            "tensor(100000.0)\ntensor(100000, dtype=i64)\n" => Vec::new(),
+            "" if refused => Vec::new(),
+            other => vec![format!(
+                "printed {other:?} with {:?}",
+                run.diagnostics
+                    .iter()
+                    .map(|d| &d.message)
+                    .collect::<Vec<_>>()
+            )],
+        }
+    });
+    assert!(failures.is_empty(), "\n{}\n", failures.join("\n"));
+}

@@ -35,6 +35,10 @@ use crate::backend::exec::{Deferred, Failure, Site};
 use crate::dtype::DType;
 use crate::graph::passes::FusionPolicy;
 
+/// How many loop iterations Mesa's llvmpipe runs in one shader invocation before it ends
+/// the loops (measured: a product's sums stopped growing there).
+const LLVMPIPE_LOOP_ITERATIONS: u64 = 65_535;
+
 /// An open GPU. Cloning shares it; tensors keep it alive.
 #[derive(Clone)]
 pub struct Gpu(Arc<Context>);
@@ -183,6 +187,26 @@ impl Gpu {
             )));
         }
         Ok(bytes)
+    }
+
+    /// Refuses a kernel whose invocations would loop more often than the device runs a
+    /// shader's loops: Mesa's llvmpipe ends them after 65,535 iterations in all, and the
+    /// results past that point would be silently wrong.
+    pub(crate) fn check_loop_iterations(
+        &self,
+        kernel: &str,
+        size: usize,
+        iterations: u64,
+    ) -> Result<(), KernelError> {
+        if self.0.name.contains("llvmpipe") && iterations > LLVMPIPE_LOOP_ITERATIONS {
+            return Err(KernelError::DeviceLimit(format!(
+                "{kernel} {size} loops {iterations} times in one shader \
+                 invocation, more than `{}` runs ({LLVMPIPE_LOOP_ITERATIONS}; Mesa's software \
+                 driver ends longer loops early)",
+                self.0.name
+            )));
+        }
+        Ok(())
     }
 
     /// Queues one dispatch of `wgsl` over `groups` workgroups, binding `tensors` in order and

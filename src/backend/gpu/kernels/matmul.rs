@@ -55,6 +55,11 @@ impl Gpu {
             }
         };
         if work > 0 {
+            self.check_loop_iterations(
+                "a matmul with an inner size of",
+                k,
+                loop_iterations(dtype, k),
+            )?;
             let wgsl = matmul(dtype);
             let buffers = [&left, &right, &output]
                 .iter()
@@ -104,4 +109,13 @@ fn batched(
         vec![stride, source.strides[ndim - 2], source.strides[ndim - 1]],
         source.offset,
     ))
+}
+
+/// The loop iterations one invocation of the product runs for an inner size `k`: for `f32`,
+/// one per 16-step slice of `k` and 17 for the steps inside it; for `i64`, one per step.
+fn loop_iterations(dtype: DType, k: usize) -> u64 {
+    match dtype {
+        DType::F32 => k.div_ceil(16) as u64 * 18,
+        _ => k as u64,
+    }
 }
