@@ -183,7 +183,7 @@ impl Generator {
         true
     }
 
-    /// `prod`, `argmax` and `argmin` of a whole value, which fail when it is empty.
+    /// `prod`, `argmax` and `argmin` of a whole value (the last two fail when it is empty).
     fn reduce_to_index(&mut self) -> bool {
         let Some(x) = self.pick(|var| var.dtype != DType::Bool && !var.shape.is_empty()) else {
             return false;

@@ -192,17 +192,17 @@ impl Gpu {
     /// Refuses a kernel whose invocations would loop more often than the device runs a
     /// shader's loops: Mesa's llvmpipe ends them after 65,535 iterations in all, and the
     /// results past that point would be silently wrong.
+    /// `work` names the kernel's work for the message (`a matmul with an inner size of 9`).
     pub(crate) fn check_loop_iterations(
         &self,
-        kernel: &str,
-        size: usize,
+        work: &str,
         iterations: u64,
     ) -> Result<(), KernelError> {
         if self.0.name.contains("llvmpipe") && iterations > LLVMPIPE_LOOP_ITERATIONS {
             return Err(KernelError::DeviceLimit(format!(
-                "{kernel} {size} loops {iterations} times in one shader \
-                 invocation, more than `{}` runs ({LLVMPIPE_LOOP_ITERATIONS}; Mesa's software \
-                 driver ends longer loops early)",
+                "{work} loops {iterations} times in one shader invocation, more than `{}` \
+                 runs ({LLVMPIPE_LOOP_ITERATIONS}; Mesa's software driver ends longer loops \
+                 early)",
                 self.0.name
             )));
         }

@@ -55,11 +55,8 @@ impl Gpu {
             }
         };
         if work > 0 {
-            self.check_loop_iterations(
-                "a matmul with an inner size of",
-                k,
-                loop_iterations(dtype, k),
-            )?;
+            let product = format!("a matmul with an inner size of {k}");
+            self.check_loop_iterations(&product, loop_iterations(dtype, k))?;
             let wgsl = matmul(dtype);
             let buffers = [&left, &right, &output]
                 .iter()
