@@ -1,5 +1,9 @@
 //! Running sums along one dim: one workgroup per row, which walks its row in tiles of the
 //! workgroup size, scanning each tile in shared memory and carrying the total forward.
+//!
+//! An `f32` carry is compensated (Kahan): the carry grows with the row while each tile adds a
+//! small total, so a plain `f32` carry would drop the low bits of every tile's total and drift
+//! far from the CPU's running sum, which it keeps in `f64`.
 
 use std::fmt::Write as _;
 
@@ -20,6 +24,7 @@ pub fn cumsum(input: DType) -> Wgsl {
         DType::I64 => ("i64", "0li", "values[at]"),
         DType::Bool => ("i64", "0li", "i64(values[at])"),
     };
+    let compensated = input == DType::F32;
     module.storage("out", ty, Binding::Write);
     let count = module.param(Param::Count);
     let length = module.param(Param::Value(0));
@@ -45,6 +50,30 @@ pub fn cumsum(input: DType) -> Wgsl {
     }
     // Several tiles per iteration of the loop over the row, for the same reason: rows of up
     // to `TILES_PER_STEP * 65,535` tiles (67 million elements, more than such a driver binds).
+    let (sum, carry_forward) = if compensated {
+        // `lost` holds what the carry's additions rounded away, negated: the running total
+        // is `carry - lost`. The new carry is hidden from the compiler (as the elementwise
+        // kernels hide float results), which would otherwise see `(t - carry) - y` as zero
+        // and drop the compensation. Where the carry is not finite, nothing is lost, so an
+        // infinite carry stays infinite instead of turning NaN through `inf - inf`.
+        let hide = module.param(Param::Zero);
+        (
+            "(carry + tile[lid]) - lost".to_string(),
+            format!(
+                "if (lid == {last}u) {{\n\
+                 \x20           let y = tile[{last}] - lost;\n\
+                 \x20           let t = bitcast<f32>(bitcast<u32>(carry + y) ^ {hide});\n\
+                 \x20           lost = select(0.0, (t - carry) - y, abs(t) <= 3.4028235e38);\n\
+                 \x20           carry = t;\n\
+                 \x20       }}"
+            ),
+        )
+    } else {
+        (
+            "carry + tile[lid]".to_string(),
+            format!("if (lid == {last}u) {{ carry = carry + tile[{last}]; }}"),
+        )
+    };
     let mut tiles = String::new();
     for tile in 0..TILES_PER_STEP {
         let _ = write!(
@@ -58,9 +87,9 @@ pub fn cumsum(input: DType) -> Wgsl {
              \x20       tile[lid] = v;\n\
              \x20       workgroupBarrier();\n\
              {steps}\
-             \x20       if (j < {length}) {{ out[row * {length} + j] = carry + tile[lid]; }}\n\
+             \x20       if (j < {length}) {{ out[row * {length} + j] = {sum}; }}\n\
              \x20       workgroupBarrier();\n\
-             \x20       if (lid == {last}u) {{ carry = carry + tile[{last}]; }}\n\
+             \x20       {carry_forward}\n\
              \x20       workgroupBarrier();\n",
             first = tile * size,
         );
@@ -68,11 +97,12 @@ pub fn cumsum(input: DType) -> Wgsl {
     let body = format!(
         "var<workgroup> tile: array<{ty}, {size}>;\n\
          var<workgroup> carry: {ty};\n\
+         {lost_decl}\
          @compute @workgroup_size({size})\n\
          fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n\
          \x20   let row = wid.x + wid.y * nwg.x;\n\
          \x20   if (row >= {count}) {{ return; }}\n\
-         \x20   if (lid == 0u) {{ carry = {zero}; }}\n\
+         \x20   if (lid == 0u) {{ carry = {zero};{lost_init} }}\n\
          \x20   workgroupBarrier();\n\
          \x20   var start = 0u;\n\
          \x20   var j = 0u;\n\
@@ -85,6 +115,12 @@ pub fn cumsum(input: DType) -> Wgsl {
          \x20   }}\n\
          }}\n",
         stride_of_step = TILES_PER_STEP * size,
+        lost_decl = if compensated {
+            "var<workgroup> lost: f32;\n"
+        } else {
+            ""
+        },
+        lost_init = if compensated { " lost = 0.0;" } else { "" },
     );
     module.finish(&format!("cumsum of {input}"), &body)
 }
