@@ -13,7 +13,7 @@ use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Output, Part, Tem
 use crate::graph::op::Op;
 use crate::graph::shape::Dim;
 use crate::source::Span;
-use crate::sym::{ExprId, SymbolId, SymbolKind};
+use crate::sym::{EvalError, ExprId, SymbolId, SymbolKind};
 
 pub(super) fn execute<D: Device>(
     plan: &Plan,
@@ -124,7 +124,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                     let env = &plan.graph.env;
                     let holds = env
                         .eval_bool(*cond, &|symbol| self.value(symbol))
-                        .map_err(|error| report::unevaluable_check(&error, node))?;
+                        .map_err(|error| report::unevaluable_check(error, node))?;
                     if !holds {
                         // A failure the device has not reported yet came first.
                         self.sync()?;
@@ -575,7 +575,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                 .graph
                 .env
                 .eval_bool(*cond, &|symbol| self.value(symbol))
-                .map_err(|error| report::unevaluable_predicate(&error, node))?,
+                .map_err(|error| report::unevaluable_predicate(error, node))?,
             Arg::Bool(value) => *value,
             Arg::Int(Dim::Known(value)) => *value != 0,
             arg => {
@@ -637,12 +637,12 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                 Part::Int(Dim::Sym(expr)) => {
                     match env.eval_int(*expr, &|symbol| self.value(symbol)) {
                         Ok(value) => text.push_str(&value.to_string()),
-                        Err(_) => text.push_str(&env.display(*expr)),
+                        Err(error) => text.push_str(&uncomputable_part(plan, *expr, error, node)?),
                     }
                 }
                 Part::Bool(expr) => match env.eval_bool(*expr, &|symbol| self.value(symbol)) {
                     Ok(value) => text.push_str(&value.to_string()),
-                    Err(_) => text.push_str(&env.display(*expr)),
+                    Err(error) => text.push_str(&uncomputable_part(plan, *expr, error, node)?),
                 },
                 Part::Scalar(value) | Part::Tensor(value) => {
                     let Some(tensor) = lookup(*value) else {
@@ -711,6 +711,24 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
                     .collect::<Result<_>>()?,
             ),
         })
+    }
+}
+
+/// The text of a size or condition in a template that cannot be computed this run. A printed
+/// line or a returned string fails as eager code fails computing it (`integer overflow`);
+/// a failed check's message shows the expression instead, so the check's own error stands.
+fn uncomputable_part(
+    plan: &Plan,
+    expr: ExprId,
+    error: EvalError,
+    node: Option<&Node>,
+) -> Result<String> {
+    match node {
+        Some(node) if matches!(node.kind, NodeKind::Print { .. }) => {
+            Err(report::uncomputable_size(error, node))
+        }
+        Some(_) => Ok(plan.graph.env.display(expr)),
+        None => Err(report::uncomputable_output(error, &plan.graph, expr)),
     }
 }
 

@@ -94,22 +94,33 @@ pub(super) fn not_one_element(dtype: DType, shape: &[usize], node: &Node) -> Box
     )
 }
 
-pub(super) fn unevaluable_check(error: &impl std::fmt::Display, node: &Node) -> Box<Diagnostic> {
-    value_error(format!("this check cannot be evaluated: {error}"), node)
+/// A check whose condition cannot be computed: overflow and division by zero are eager
+/// arithmetic's errors, which eager code raises computing the condition.
+pub(super) fn unevaluable_check(error: EvalError, node: &Node) -> Box<Diagnostic> {
+    eager_arithmetic(error, node)
+        .unwrap_or_else(|| value_error(format!("this check cannot be evaluated: {error}"), node))
+}
+
+/// Eager arithmetic's own error for `error` at `node`, where it is one (overflow, division
+/// by zero).
+fn eager_arithmetic(error: EvalError, node: &Node) -> Option<Box<Diagnostic>> {
+    match error {
+        EvalError::Overflow => Some(failure(Diagnostic::integer_overflow(node.span), node)),
+        EvalError::DivisionByZero => Some(failure(Diagnostic::division_by_zero(node.span), node)),
+        _ => None,
+    }
 }
 
 /// A size or host int of a node that cannot be computed from the run's symbols. Overflow and
 /// division by zero are eager arithmetic's errors, worded as eager code words them (the
 /// expression is the user's arithmetic on sizes, such as `n ** 64`).
 pub(super) fn uncomputable_size(error: EvalError, node: &Node) -> Box<Diagnostic> {
-    match error {
-        EvalError::Overflow => failure(Diagnostic::integer_overflow(node.span), node),
-        EvalError::DivisionByZero => failure(Diagnostic::division_by_zero(node.span), node),
-        other => value_error(
-            format!("a size of this operation cannot be computed: {other}"),
+    eager_arithmetic(error, node).unwrap_or_else(|| {
+        value_error(
+            format!("a size of this operation cannot be computed: {error}"),
             node,
-        ),
-    }
+        )
+    })
 }
 
 /// A returned size or condition that cannot be computed from the run's symbols (`n * big`
@@ -135,14 +146,13 @@ pub(super) fn uncomputable_output(
     )))
 }
 
-pub(super) fn unevaluable_predicate(
-    error: &impl std::fmt::Display,
-    node: &Node,
-) -> Box<Diagnostic> {
-    value_error(
-        format!("the predicate of cond() cannot be evaluated: {error}"),
-        node,
-    )
+pub(super) fn unevaluable_predicate(error: EvalError, node: &Node) -> Box<Diagnostic> {
+    eager_arithmetic(error, node).unwrap_or_else(|| {
+        value_error(
+            format!("the predicate of cond() cannot be evaluated: {error}"),
+            node,
+        )
+    })
 }
 
 fn value_error(message: String, node: &Node) -> Box<Diagnostic> {
