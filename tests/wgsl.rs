@@ -256,6 +256,7 @@ fn reductions_generate_valid_wgsl_for_every_op_and_dtype() {
 fn scans_takes_compactions_matmuls_and_asserts_are_valid() {
     for dtype in [DType::F32, DType::I64, DType::Bool] {
         validate(&scan::cumsum(dtype));
+        validate(&scan::add_segments(dtype));
         for wrap in [false, true] {
             validate(&take(&TakeSpec {
                 dtype,
@@ -276,6 +277,10 @@ fn scans_takes_compactions_matmuls_and_asserts_are_valid() {
         validate(&wgsl);
     }
     insta::assert_snapshot!("scan_cumsum_f32", scan::cumsum(DType::F32).source);
+    insta::assert_snapshot!(
+        "scan_add_segments_f32",
+        scan::add_segments(DType::F32).source
+    );
     let take_source = take(&TakeSpec {
         dtype: DType::Bool,
         rank: 2,

@@ -1,5 +1,9 @@
-//! Running sums along one dim: one workgroup per row, which walks its row in tiles of the
-//! workgroup size, scanning each tile in shared memory and carrying the total forward.
+//! Running sums along one dim, in GPU.md's multi-level scheme. A row of up to [`SEGMENT`]
+//! elements is one workgroup's, which walks it in tiles of the workgroup size, scanning each
+//! tile in shared memory and carrying the total forward. A longer row is cut into segments
+//! of [`SEGMENT`], scanned side by side by their own workgroups, each writing its total; the
+//! running sums of those totals (a scan of a shorter row) are then added back to every
+//! segment after the first ([`add_segments`]).
 //!
 //! An `f32` carry is compensated (Kahan): the carry grows with the row while each tile adds a
 //! small total, so a plain `f32` carry would drop the low bits of every tile's total and drift
@@ -11,11 +15,17 @@ use super::wgsl::storage_type;
 use super::{Binding, Module, Param, Wgsl};
 use crate::dtype::DType;
 
-/// Tiles of the workgroup's size scanned in one iteration of the loop over a row.
+/// Tiles of the workgroup's size scanned in one iteration of the loop over a segment.
 const TILES_PER_STEP: u32 = 4;
 
-/// Words: `Count` rows, `Value(0)` row length, `Value(1)` row stride and `Value(2)` element
-/// stride in the input, `Offset(0)` the input's offset. The output is contiguous.
+/// The elements of a row one workgroup scans: sixteen turns of the loop over a segment of
+/// four tiles of 256.
+pub const SEGMENT: usize = 16 * 1024;
+
+/// Words: `Count` rows × segments, `Value(0)` row length, `Value(1)` row stride and
+/// `Value(2)` element stride in the input, `Value(3)` segment length ([`SEGMENT`], or the
+/// row length), `Value(4)` segments per row, `Offset(0)` the input's offset.
+/// The output is contiguous; `totals` gets each segment's sum (row by row).
 pub fn cumsum(input: DType) -> Wgsl {
     let mut module = Module::new();
     module.storage("values", storage_type(input), Binding::Read);
@@ -26,16 +36,20 @@ pub fn cumsum(input: DType) -> Wgsl {
     };
     let compensated = input == DType::F32;
     module.storage("out", ty, Binding::Write);
+    module.storage("totals", ty, Binding::Write);
     let count = module.param(Param::Count);
     let length = module.param(Param::Value(0));
     let row_stride = module.param(Param::Value(1));
     let stride = module.param(Param::Value(2));
+    let segment_length = module.param(Param::Value(3));
+    let segments = module.param(Param::Value(4));
     let offset = module.param(Param::Offset(0));
     let size = super::workgroup_size();
     let last = size - 1;
-    // The scan of a tile, unrolled: Mesa's llvmpipe (the software driver CI runs on) ends a
-    // shader's loops after 65,535 iterations in all, which a loop over the steps of every
-    // tile reached at 1.6 million elements per row, leaving the later sums at zero.
+    // The scan of a tile, unrolled, and several tiles per turn of the loop over a segment:
+    // Mesa's llvmpipe (the software driver CI runs on) ends a shader's loops after 65,535
+    // iterations in all, which a loop over the steps of every tile of a whole row once
+    // reached at 1.6 million elements, leaving the later sums at zero.
     let mut steps = String::new();
     for k in 0..size.trailing_zeros() {
         let step = 1u32 << k;
@@ -48,9 +62,7 @@ pub fn cumsum(input: DType) -> Wgsl {
              \x20       workgroupBarrier();\n"
         );
     }
-    // Several tiles per iteration of the loop over the row, for the same reason: rows of up
-    // to `TILES_PER_STEP * 65,535` tiles (67 million elements, more than such a driver binds).
-    let (sum, carry_forward) = if compensated {
+    let (sum, carry_forward, total) = if compensated {
         // `lost` holds what the carry's additions rounded away, negated: the running total
         // is `carry - lost`. The new carry is hidden from the compiler (as the elementwise
         // kernels hide float results), which would otherwise see `(t - carry) - y` as zero
@@ -67,11 +79,13 @@ pub fn cumsum(input: DType) -> Wgsl {
                  \x20           carry = t;\n\
                  \x20       }}"
             ),
+            "carry - lost",
         )
     } else {
         (
             "carry + tile[lid]".to_string(),
             format!("if (lid == {last}u) {{ carry = carry + tile[{last}]; }}"),
+            "carry",
         )
     };
     let mut tiles = String::new();
@@ -80,14 +94,14 @@ pub fn cumsum(input: DType) -> Wgsl {
             tiles,
             "\x20       j = start + {first}u + lid;\n\
              \x20       v = {zero};\n\
-             \x20       if (j < {length}) {{\n\
+             \x20       if (j < end) {{\n\
              \x20           let at = {offset} + row * {row_stride} + j * {stride};\n\
              \x20           v = {convert};\n\
              \x20       }}\n\
              \x20       tile[lid] = v;\n\
              \x20       workgroupBarrier();\n\
              {steps}\
-             \x20       if (j < {length}) {{ out[row * {length} + j] = {sum}; }}\n\
+             \x20       if (j < end) {{ out[row * {length} + j] = {sum}; }}\n\
              \x20       workgroupBarrier();\n\
              \x20       {carry_forward}\n\
              \x20       workgroupBarrier();\n",
@@ -100,19 +114,22 @@ pub fn cumsum(input: DType) -> Wgsl {
          {lost_decl}\
          @compute @workgroup_size({size})\n\
          fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n\
-         \x20   let row = wid.x + wid.y * nwg.x;\n\
-         \x20   if (row >= {count}) {{ return; }}\n\
+         \x20   let group = wid.x + wid.y * nwg.x;\n\
+         \x20   if (group >= {count}) {{ return; }}\n\
+         \x20   let row = group / {segments};\n\
          \x20   if (lid == 0u) {{ carry = {zero};{lost_init} }}\n\
          \x20   workgroupBarrier();\n\
-         \x20   var start = 0u;\n\
+         \x20   var start = (group % {segments}) * {segment_length};\n\
+         \x20   let end = min(start + {segment_length}, {length});\n\
          \x20   var j = 0u;\n\
          \x20   var v: {ty} = {zero};\n\
          \x20   var earlier: {ty} = {zero};\n\
          \x20   loop {{\n\
-         \x20       if (start >= {length}) {{ break; }}\n\
+         \x20       if (start >= end) {{ break; }}\n\
          {tiles}\
          \x20       start = start + {stride_of_step}u;\n\
          \x20   }}\n\
+         \x20   if (lid == 0u) {{ totals[group] = {total}; }}\n\
          }}\n",
         stride_of_step = TILES_PER_STEP * size,
         lost_decl = if compensated {
@@ -123,4 +140,33 @@ pub fn cumsum(input: DType) -> Wgsl {
         lost_init = if compensated { " lost = 0.0;" } else { "" },
     );
     module.finish(&format!("cumsum of {input}"), &body)
+}
+
+/// Adds to each element of a segment after the first the running sum of the segments before
+/// it: `scanned` holds the running sums of the segments' totals, row by row. Words: `Count`
+/// elements, `Value(0)` row length, `Value(1)` segment length, `Value(2)` segments per row.
+pub fn add_segments(dtype: DType) -> Wgsl {
+    let ty = match dtype {
+        DType::F32 => "f32",
+        DType::I64 | DType::Bool => "i64",
+    };
+    let mut module = Module::new();
+    module.storage("out", ty, Binding::Write);
+    module.storage("scanned", ty, Binding::Read);
+    let count = module.param(Param::Count);
+    let length = module.param(Param::Value(0));
+    let segment_length = module.param(Param::Value(1));
+    let segments = module.param(Param::Value(2));
+    let mut body = super::entry_point(&count);
+    let _ = write!(
+        body,
+        "    let row = i / {length};\n\
+         \x20   let segment = (i % {length}) / {segment_length};\n\
+         \x20   if (segment > 0u) {{ out[i] = scanned[row * {segments} + segment - 1u] + out[i]; }}\n\
+         }}\n"
+    );
+    module.finish(
+        &format!("cumsum of {ty}: segments' running sums added back"),
+        &body,
+    )
 }

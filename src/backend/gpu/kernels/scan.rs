@@ -2,7 +2,7 @@
 
 use super::super::Gpu;
 use super::super::codegen::Param;
-use super::super::codegen::scan::cumsum;
+use super::super::codegen::scan::{SEGMENT, add_segments, cumsum};
 use super::super::tensor::Tensor;
 use super::super::views;
 use crate::backend::error::{KernelError, check_dim};
@@ -31,24 +31,57 @@ impl Gpu {
             None => self.contiguous(&permuted)?,
         };
         let (row_stride, stride) = row_strides(&source).unwrap_or((length, 1));
-        let scanned = self.alloc(scan_dtype(input.dtype), &source.shape)?;
+        let dtype = scan_dtype(input.dtype);
+        let scanned = self.alloc(dtype, &source.shape)?;
         if rows > 0 && length > 0 {
-            let wgsl = cumsum(source.dtype);
-            let buffers = [&source, &scanned]
+            // A long row in segments, scanned side by side; their totals' running sums are
+            // then added back.
+            let (segment, segments) = if length > SEGMENT {
+                (SEGMENT, length.div_ceil(SEGMENT))
+            } else {
+                (length, 1)
+            };
+            let totals = self.alloc(dtype, &[rows, segments])?;
+            let buffers = [&source, &scanned, &totals]
                 .iter()
                 .filter_map(|tensor| tensor.buffer().cloned())
                 .collect();
             let offset = source.offset;
-            self.launch(&wgsl, buffers, rows as u64, &mut |param| {
-                Ok(match param {
-                    Param::Count => rows as u32,
-                    Param::Value(0) => length as u32,
-                    Param::Value(1) => row_stride as u32,
-                    Param::Value(2) => stride as u32,
-                    Param::Offset(0) => offset as u32,
-                    _ => 0,
-                })
-            })?;
+            let groups = rows * segments;
+            self.launch(
+                &cumsum(source.dtype),
+                buffers,
+                groups as u64,
+                &mut |param| {
+                    Ok(match param {
+                        Param::Count => groups as u32,
+                        Param::Value(0) => length as u32,
+                        Param::Value(1) => row_stride as u32,
+                        Param::Value(2) => stride as u32,
+                        Param::Value(3) => segment as u32,
+                        Param::Value(4) => segments as u32,
+                        Param::Offset(0) => offset as u32,
+                        _ => 0,
+                    })
+                },
+            )?;
+            if segments > 1 {
+                let before = self.cumsum(&totals, 1)?;
+                let buffers = [&scanned, &before]
+                    .iter()
+                    .filter_map(|tensor| tensor.buffer().cloned())
+                    .collect();
+                let count = rows * length;
+                self.launch_each(&add_segments(dtype), buffers, count, &mut |param| {
+                    Ok(match param {
+                        Param::Count => count as u32,
+                        Param::Value(0) => length as u32,
+                        Param::Value(1) => segment as u32,
+                        Param::Value(2) => segments as u32,
+                        _ => 0,
+                    })
+                })?;
+            }
         }
         // Back to the input's order of dims.
         let mut inverse = vec![0; ndim];
