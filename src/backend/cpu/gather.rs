@@ -229,6 +229,22 @@ mod tests {
                 dim: 0
             }
         );
+        // With no rows there is nothing to copy, and the indices are checked all the same.
+        let no_rows = ints(&[0, 3], &[]);
+        assert_eq!(
+            index_select(&no_rows, 1, &ints(&[2], &[1, 3])).unwrap_err(),
+            KernelError::IndexOutOfRange {
+                index: 3,
+                size: 3,
+                dim: 1
+            }
+        );
+        assert_eq!(
+            index_select(&no_rows, 1, &ints(&[2], &[2, 0]))
+                .unwrap()
+                .shape(),
+            &[0, 2]
+        );
         let negative = index_select(&t, 1, &ints(&[1], &[-1])).unwrap_err();
         assert_eq!(
             negative,

@@ -84,6 +84,12 @@ where
     if indices.is_empty() {
         return Tensor::from_vec(&shape, Vec::<T>::new());
     }
+    if shape.contains(&0) {
+        // Nothing to copy where another dim is empty, but the indices are checked all the
+        // same, as PyTorch checks them (and as the GPU does).
+        check_all(indices, size, positions)?;
+        return Tensor::from_vec(&shape, Vec::<T>::new());
+    }
     let Some(data) = array.as_slice() else {
         check_all(indices, size, positions)?;
         let listed: Vec<usize> = indices
