@@ -616,8 +616,13 @@ impl Generator {
                     let e = format!("({x} - {x}.max(1, keepdim = true)).exp()", x = x.name);
                     format!("{e} / {e}.sum(1, keepdim = true)")
                 } else {
+                    // The distance from the row's mean, scaled by the row's spread: distances
+                    // rather than signed differences, whose sums cancel to rounding noise
+                    // that devices adding in another order do not share.
                     let centered = format!("({x} - {x}.mean(1, keepdim = true))", x = x.name);
-                    format!("{centered} * ({centered} * {centered}).sum(1, keepdim = true).sqrt()")
+                    format!(
+                        "{centered}.abs() * ({centered} * {centered}).sum(1, keepdim = true).sqrt()"
+                    )
                 };
                 self.bind(expr, DType::F32, x.shape);
             }
