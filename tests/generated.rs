@@ -321,14 +321,18 @@ impl Generator {
                 }
             }
             10 => {
-                let Some(x) = self.pick(|var| var.dtype != DType::Bool && !var.shape.is_empty())
-                else {
-                    return false;
-                };
                 let op = ["cumsum(0)", "diff(0)"]
                     .choose(&mut self.rng)
                     .copied()
                     .unwrap_or("cumsum(0)");
+                let differences = op.starts_with("diff");
+                let Some(x) = self.pick(|var| {
+                    var.dtype != DType::Bool
+                        && !var.shape.is_empty()
+                        && (!differences || exact_everywhere(var))
+                }) else {
+                    return false;
+                };
                 let mut shape = x.shape.clone();
                 if op.starts_with("diff") {
                     shape[0] = self.own_size();
@@ -607,12 +611,19 @@ impl Generator {
                 self.bind(expr, DType::F32, Vec::new());
             }
             28 | 29 => {
-                // Row reductions and what uses them: a row softmax, a normalisation.
-                let Some(x) = self.pick(|var| var.dtype == DType::F32 && var.shape.len() == 2)
-                else {
+                // Row reductions and what uses them: a row softmax, a normalisation. The
+                // normalisation takes values that are the same on every device: a row of
+                // nearly equal computed values (running sums) less their mean keeps only the
+                // last bits, which a GPU's order of addition changes.
+                let softmax = self.rng.random_bool(0.5);
+                let Some(x) = self.pick(|var| {
+                    var.dtype == DType::F32
+                        && var.shape.len() == 2
+                        && (softmax || exact_everywhere(var))
+                }) else {
                     return false;
                 };
-                let expr = if self.rng.random_bool(0.5) {
+                let expr = if softmax {
                     let e = format!("({x} - {x}.max(1, keepdim = true)).exp()", x = x.name);
                     format!("{e} / {e}.sum(1, keepdim = true)")
                 } else {
@@ -804,6 +815,16 @@ impl Generator {
         let values: Vec<String> = (0..count).map(|_| self.constant()).collect();
         format!("[{}]", values.join(", "))
     }
+}
+
+/// Whether a variable's values are the same on every device: ints, bools and the float
+/// inputs. `diff` and the row normalisation take only such values: differences of nearly
+/// equal floats (a running sum's neighbours) keep only their last bits, which a GPU's order
+/// of addition changes. So do positions (`argmax`, `argsort`, `topk`'s indices): equal
+/// computed values on one device may be a unit in the last place apart on another, and
+/// their order then differs.
+fn exact_everywhere(var: &Var) -> bool {
+    var.dtype != DType::F32 || arithmetic::is_float_input(var)
 }
 
 fn fixed(n: usize) -> Size {

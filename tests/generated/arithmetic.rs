@@ -184,6 +184,6 @@ impl Generator {
 }
 
 /// The `f32` inputs, whose values (halves) are exact on every device.
-fn is_float_input(var: &Var) -> bool {
+pub(crate) fn is_float_input(var: &Var) -> bool {
     var.dtype == DType::F32 && ["a", "b", "c"].contains(&var.name.as_str())
 }

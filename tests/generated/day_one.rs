@@ -13,7 +13,14 @@ impl Generator {
             return false;
         };
         let descending = self.rng.random_bool(0.5);
+        // Positions of a computed float are its values instead (see `exact_everywhere`).
+        let exact = crate::exact_everywhere(&x);
         match self.rng.random_range(0..3) {
+            1 if !exact => self.bind(
+                format!("{}.sort(dim = -1, descending = {descending})[0]", x.name),
+                x.dtype,
+                x.shape,
+            ),
             0 => self.bind(
                 format!("{}.sort(dim = 0, descending = {descending})[0]", x.name),
                 x.dtype,
@@ -28,7 +35,7 @@ impl Generator {
                 let k = self.count();
                 let mut shape = x.shape.clone();
                 shape[0] = self.own_size();
-                let output = usize::from(self.rng.random_bool(0.3));
+                let output = usize::from(self.rng.random_bool(0.3) && exact);
                 let dtype = if output == 1 { DType::I64 } else { x.dtype };
                 self.bind(
                     format!("{}.topk({k}, 0, largest = {descending})[{output}]", x.name),

@@ -82,7 +82,11 @@ impl Generator {
             DType::I64 => &["sum", "prod", "max", "min", "argmax", "argmin"],
             DType::Bool => &["any", "all"],
         };
-        let op = ops.choose(&mut self.rng).copied().unwrap_or("sum");
+        let mut op = ops.choose(&mut self.rng).copied().unwrap_or("sum");
+        if !crate::exact_everywhere(&x) {
+            // The value itself instead of its position (see `exact_everywhere`).
+            op = op.trim_start_matches("arg");
+        }
         let dtype = if op.starts_with("arg") {
             DType::I64
         } else {
@@ -106,9 +110,6 @@ impl Generator {
     /// Scans and slices along dim 1: `cumsum`, `diff`, `x[:, 1:]`, `x[:, :1]`, and
     /// `index_select` of column 0.
     fn along_rows(&mut self) -> bool {
-        let Some(x) = self.pick(|var| var.shape.len() == 2 && var.dtype != DType::Bool) else {
-            return false;
-        };
         let forms = [
             "{}.cumsum(1)",
             "{}.diff(1)",
@@ -117,6 +118,14 @@ impl Generator {
             "{}.index_select(1, tensor([0, 0]))",
         ];
         let form = forms.choose(&mut self.rng).copied().unwrap_or(forms[0]);
+        let differences = form.contains("diff");
+        let Some(x) = self.pick(|var| {
+            var.shape.len() == 2
+                && var.dtype != DType::Bool
+                && (!differences || crate::exact_everywhere(var))
+        }) else {
+            return false;
+        };
         let width = match form {
             "{}.cumsum(1)" => x.shape[1],
             "{}[:, :1]" => Size::One,
@@ -183,16 +192,24 @@ impl Generator {
         true
     }
 
-    /// `prod`, `argmax` and `argmin` of a whole value (the last two fail when it is empty).
+    /// `prod`, `argmax` and `argmin` of a whole value (the last two fail when it is empty;
+    /// of a computed float, `max` and `min`, which fail alike).
     fn reduce_to_index(&mut self) -> bool {
         let Some(x) = self.pick(|var| var.dtype != DType::Bool && !var.shape.is_empty()) else {
             return false;
         };
-        let op = ["prod", "argmax", "argmin"]
+        let mut op = ["prod", "argmax", "argmin"]
             .choose(&mut self.rng)
             .copied()
             .unwrap_or("prod");
-        let dtype = if op == "prod" { x.dtype } else { DType::I64 };
+        if !crate::exact_everywhere(&x) {
+            op = op.trim_start_matches("arg");
+        }
+        let dtype = if op.starts_with("arg") {
+            DType::I64
+        } else {
+            x.dtype
+        };
         self.bind(format!("{}.{op}()", x.name), dtype, Vec::new());
         true
     }
