@@ -10,7 +10,7 @@ use ndarray::{ArcArray, ArrayD, CowArray, Ix2, IxDyn};
 use rayon::prelude::*;
 
 use super::elementwise::PARALLEL_THRESHOLD;
-use super::error::{KernelError, Result, dim_error, format_shape};
+use super::error::{KernelError, Result, checked_numel, dim_error, format_shape};
 use super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
 use super::tensor::{Element, Tensor, with_array};
 use crate::backend::memory::reserve_values;
@@ -61,7 +61,9 @@ impl Plan {
                 (true, true) => Some(1),
                 (true, false) => None,
             })
-            .collect();
+            .collect::<Vec<usize>>();
+        // A tensor with no elements may still have a large result (`zeros(10**11, 0).sum(1)`).
+        checked_numel(&out_shape)?;
         let plan = Plan {
             kept: product(&kept_axes),
             reduced: product(&folded_axes),

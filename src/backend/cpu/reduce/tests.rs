@@ -236,3 +236,27 @@ fn long_lanes_reduce_in_blocks() {
     check(vec![(All, flags.clone(), None, false, bools(&[], &[true]))]);
     check(vec![(Sum, flags, None, false, int(n as i64))]);
 }
+
+#[test]
+fn a_result_over_the_element_limit_is_refused_even_from_no_elements() {
+    let rows = 1usize << 36;
+    let empty_rows = floats(&[rows, 0], &[]);
+    for op in [Sum, Mean, Prod] {
+        assert_eq!(
+            reduce(op, &empty_rows, Some(&[1]), false).unwrap_err(),
+            KernelError::TooLarge {
+                numel: rows as u128
+            }
+        );
+    }
+    let flags = bools(&[rows, 0], &[]);
+    assert!(matches!(
+        reduce(Any, &flags, Some(&[1]), true),
+        Err(KernelError::TooLarge { .. })
+    ));
+    // Reducing the long dim instead leaves nothing.
+    assert_eq!(
+        reduce(Sum, &empty_rows, Some(&[0]), false).unwrap().shape(),
+        &[0]
+    );
+}
