@@ -121,7 +121,8 @@ fn by_lines<T: SortKey>(
     } else {
         array.len() * size_of::<T>()
     };
-    let workers = lines.clamp(1, rayon::current_num_threads());
+    // No lines (another dim is empty) need no keys, however long the sorted dim.
+    let workers = lines.min(rayon::current_num_threads());
     let keys = size
         .saturating_mul(size_of::<T::Packed>())
         .saturating_mul(workers);

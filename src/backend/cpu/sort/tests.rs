@@ -87,3 +87,17 @@ fn empty_and_long_lines() {
         assert!(row.windows(2).all(|pair| pair[0] >= pair[1]), "{row:?}");
     }
 }
+
+#[test]
+fn a_long_dim_with_no_lines_sorts_to_nothing_without_scratch() {
+    // 2^36 rows and no columns: no line to sort, so no keys are reserved for one.
+    let rows = 1usize << 36;
+    let empty = floats(&[rows, 0], &[]);
+    let (values, indices) = sorted(&empty, 0, false);
+    assert_eq!(
+        (values.shape(), indices.shape()),
+        (&[rows, 0][..], &[rows, 0][..])
+    );
+    let kept = topk(&empty, 0, 0, true).unwrap();
+    assert_eq!(kept[0].shape(), &[0, 0]);
+}
