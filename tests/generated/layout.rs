@@ -82,16 +82,8 @@ impl Generator {
             DType::I64 => &["sum", "prod", "max", "min", "argmax", "argmin"],
             DType::Bool => &["any", "all"],
         };
-        let mut op = ops.choose(&mut self.rng).copied().unwrap_or("sum");
-        if !crate::exact_everywhere(&x) {
-            // The value itself instead of its position (see `exact_everywhere`).
-            op = op.trim_start_matches("arg");
-        }
-        let dtype = if op.starts_with("arg") {
-            DType::I64
-        } else {
-            x.dtype
-        };
+        let chosen = ops.choose(&mut self.rng).copied().unwrap_or("sum");
+        let (op, dtype) = position_or_value(chosen, &x);
         let keep = self.rng.random_bool(0.3);
         let dim = ["1", "-1"].choose(&mut self.rng).copied().unwrap_or("1");
         let shape = if keep {
@@ -198,19 +190,28 @@ impl Generator {
         let Some(x) = self.pick(|var| var.dtype != DType::Bool && !var.shape.is_empty()) else {
             return false;
         };
-        let mut op = ["prod", "argmax", "argmin"]
+        let chosen = ["prod", "argmax", "argmin"]
             .choose(&mut self.rng)
             .copied()
             .unwrap_or("prod");
-        if !crate::exact_everywhere(&x) {
-            op = op.trim_start_matches("arg");
-        }
-        let dtype = if op.starts_with("arg") {
-            DType::I64
-        } else {
-            x.dtype
-        };
+        let (op, dtype) = position_or_value(chosen, &x);
         self.bind(format!("{}.{op}()", x.name), dtype, Vec::new());
         true
     }
+}
+
+/// A reduction `op` of `x` and its result's dtype: `argmax`/`argmin` of a value that is not
+/// the same on every device become `max`/`min` (see `exact_everywhere`).
+fn position_or_value(op: &'static str, x: &Var) -> (&'static str, DType) {
+    let op = if crate::exact_everywhere(x) {
+        op
+    } else {
+        op.trim_start_matches("arg")
+    };
+    let dtype = if op.starts_with("arg") {
+        DType::I64
+    } else {
+        x.dtype
+    };
+    (op, dtype)
 }
