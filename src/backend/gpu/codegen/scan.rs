@@ -143,13 +143,11 @@ pub fn cumsum(input: DType) -> Wgsl {
 }
 
 /// Adds to each element of a segment after the first the running sum of the segments before
-/// it: `scanned` holds the running sums of the segments' totals, row by row. Words: `Count`
-/// elements, `Value(0)` row length, `Value(1)` segment length, `Value(2)` segments per row.
+/// it: `scanned` holds the running sums of the segments' totals, row by row, in `dtype` (the
+/// running sums' own: `f32` or `i64`). Words: `Count` elements, `Value(0)` row length,
+/// `Value(1)` segment length, `Value(2)` segments per row.
 pub fn add_segments(dtype: DType) -> Wgsl {
-    let ty = match dtype {
-        DType::F32 => "f32",
-        DType::I64 | DType::Bool => "i64",
-    };
+    let ty = storage_type(dtype);
     let mut module = Module::new();
     module.storage("out", ty, Binding::Write);
     module.storage("scanned", ty, Binding::Read);
