@@ -1,11 +1,14 @@
 //! Dead-code elimination. A node is live when it has effects, when it can fail on the data
 //! it computes on (an unused `index_select` with an index out of range, or `a // b` with a
-//! zero divisor, still fails as it does eagerly), when something live uses one of its outputs, or when it binds a symbol something live needs; input nodes are kept so
-//! the printed graph lists every parameter. One backward sweep suffices, because values and
+//! zero divisor, still fails as it does eagerly), when its results could be over the element
+//! limit (see [`limit`](super::limit)), when something live uses one of its outputs, or when
+//! it binds a symbol something live needs; input nodes are kept so the printed graph lists
+//! every parameter. One backward sweep suffices, because values and
 //! symbols are always defined before they are used.
 
 use std::collections::HashMap;
 
+use super::limit::Made;
 use super::rewrite::retain;
 use crate::graph::ir::{Arg, Graph, Node, NodeKind, Output, Part};
 use crate::graph::shape::Dim;
@@ -23,14 +26,17 @@ pub fn eliminate_dead_code(graph: &mut Graph) {
     let mut roots = Vec::new();
     output_needs(&graph.output, &mut roots, &mut |value| live[value] = true);
     mark_symbols(&graph.env, &roots, &binders, &mut live);
+    let mut made = Made::default();
     for index in (0..count).rev() {
         let node = &graph.nodes[index];
         if node.kind.has_effects()
             || node.can_fail_on_data()
             || matches!(node.kind, NodeKind::Input { .. })
+            || (!live[index] && !made.within_limit(graph, index))
         {
             live[index] = true;
         }
+        let node = &graph.nodes[index];
         if !live[index] {
             continue;
         }

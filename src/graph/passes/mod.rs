@@ -9,7 +9,9 @@
 //!   recorded) this is TSL's constant folding.
 //! - `cse`: a pure node identical to an earlier one (same operation, same arguments) is
 //!   replaced by it.
-//! - `dce`: nodes whose outputs nothing kept uses are removed, then ids are renumbered.
+//! - `dce`: nodes whose outputs nothing kept uses are removed, then ids are renumbered;
+//!   an operation that can fail on its data, or whose results could be over the element
+//!   limit, stays.
 //! - `fuse`: groups of elementwise operations, with their reductions and mask compactions,
 //!   become one fused node.
 //!   It runs when a compiled graph is prepared to run, not in [`optimize`]: the printed graph
@@ -21,6 +23,7 @@
 mod cse;
 mod dce;
 mod fuse;
+mod limit;
 mod rewrite;
 mod simplify;
 
