@@ -217,12 +217,26 @@ impl NodeKind {
 impl Node {
     /// Whether running the node can fail because of the values (not the sizes) it computes
     /// on: an index out of range, an integer division by zero or negative power, a negative
-    /// repeat count, an extremum over an extent that may be empty. Such a node is never
-    /// removed, even when nothing uses its result, so a compiled run fails where an eager one
-    /// does.
+    /// repeat count, an extremum over an extent that may be empty, or a `cond` whose branch
+    /// holds such a node. Such a node is never removed, even when nothing uses its result,
+    /// so a compiled run fails where an eager one does.
     pub fn can_fail_on_data(&self) -> bool {
-        let NodeKind::Op(op) = &self.kind else {
-            return false;
+        let op = match &self.kind {
+            NodeKind::Op(op) => op,
+            NodeKind::Cond {
+                then_branch,
+                else_branch,
+            } => {
+                return [then_branch, else_branch]
+                    .iter()
+                    .any(|branch| branch.nodes.iter().any(Node::can_fail_on_data));
+            }
+            NodeKind::Input { .. }
+            | NodeKind::Constant { .. }
+            | NodeKind::Item
+            | NodeKind::Assert { .. }
+            | NodeKind::DeviceAssert { .. }
+            | NodeKind::Print { .. } => return false,
         };
         let integer = self
             .outputs

@@ -8,7 +8,8 @@
 //! sizes cover its sizes. Every earlier node's results are within the limit once the run
 //! gets there: a node that runs succeeded, and one that was removed was no larger than such
 //! a tensor. An operation nothing bounds stays and runs, as operations that can fail on their
-//! data do (`zeros(n, 0).sum(1)` has no elements to read and `n` results).
+//! data do (`zeros(n, 0).sum(1)` has no elements to read and `n` results). An unused `cond`
+//! stays unless every operation of both branches is within the limit.
 
 use std::collections::HashSet;
 
@@ -28,6 +29,13 @@ impl Made {
     /// Whether every result of node `index` is provably within the element limit where
     /// it would run, so removing it cannot hide the limit's error.
     pub(super) fn within_limit(&mut self, graph: &mut Graph, index: usize) -> bool {
+        if let NodeKind::Cond {
+            then_branch,
+            else_branch,
+        } = &mut graph.nodes[index].kind
+        {
+            return branch_within_limit(then_branch) && branch_within_limit(else_branch);
+        }
         let node = &graph.nodes[index];
         let NodeKind::Op(op) = &node.kind else {
             return true;
@@ -44,6 +52,14 @@ impl Made {
                 .any(|(_, cover)| fits_in(env, &meta.shape, cover))
         })
     }
+}
+
+/// Whether every operation of a `cond` branch is within the limit, judged in the branch
+/// (whose inputs are the values the `cond` passes it): a branch that could make too large a
+/// tensor keeps an unused `cond`, which then runs the branch its predicate picks.
+fn branch_within_limit(branch: &mut Graph) -> bool {
+    let mut made = Made::default();
+    (0..branch.nodes.len()).all(|index| made.within_limit(branch, index))
 }
 
 fn made_shapes(graph: &Graph) -> Vec<(usize, Vec<Dim>)> {
