@@ -2,7 +2,9 @@
 //! written in messages. Devices share them, so an operation fails with the same diagnostic
 //! wherever it runs.
 
+use crate::graph::fused::{Domain, FusedKernel};
 use crate::graph::semantics::Fault;
+use crate::graph::shape::Dim;
 use thiserror::Error;
 
 use crate::diag::{Code, Diagnostic};
@@ -167,6 +169,51 @@ pub fn checked_numel(shape: &[usize]) -> Result<usize> {
 /// The product of `sizes`, or `None` on overflow.
 fn product<'a>(mut sizes: impl Iterator<Item = &'a usize>) -> Option<u128> {
     sizes.try_fold(1u128, |count, &size| count.checked_mul(size as u128))
+}
+
+/// Refuses a fused kernel whose sizes are concrete at the first operation it replaced (in
+/// program order) whose own result would be over [`MAX_ELEMENTS`], as that operation alone
+/// is refused: one computing a value per element when the iteration shape has too many
+/// elements, or a value per row when there are too many rows (rows with no elements). The
+/// kernel makes few of those results, but eager code makes each of them.
+pub fn check_fused_results(kernel: &FusedKernel) -> Result<()> {
+    let Some(shape) = kernel
+        .shape
+        .iter()
+        .map(|dim| match *dim {
+            Dim::Known(size) => usize::try_from(size).ok(),
+            Dim::Sym(_) => None,
+        })
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return Ok(());
+    };
+    let elements = checked_numel(&shape).err();
+    let rows = kernel
+        .rows
+        .then(|| checked_numel(&shape[..shape.len().saturating_sub(1)]).err())
+        .flatten();
+    if elements.is_none() && rows.is_none() {
+        return Ok(());
+    }
+    let first = kernel
+        .body
+        .iter()
+        .filter_map(|instr| match instr.domain {
+            Domain::Element => elements.as_ref().map(|error| (instr.member, error)),
+            Domain::Row => rows.as_ref().map(|error| (instr.member, error)),
+            Domain::Uniform | Domain::Kept => None,
+        })
+        .min_by_key(|(member, _)| *member);
+    Err(match first {
+        Some((member, error)) => KernelError::InMember {
+            member,
+            error: Box::new(error.clone()),
+        },
+        None => elements
+            .or(rows)
+            .unwrap_or(KernelError::TooLarge { numel: u128::MAX }),
+    })
 }
 
 /// Refuses an element count over [`MAX_ELEMENTS`].

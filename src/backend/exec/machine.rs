@@ -5,7 +5,7 @@ use super::plan::{Plan, Step};
 use super::profile::{KernelCall, Profile};
 use super::report::{self, check_failed, failure, kernel, op_failure};
 use super::{Deferred, Device, Failure, RunValue, Site};
-use crate::backend::error::KernelError;
+use crate::backend::error::{KernelError, check_fused_results};
 use crate::backend::interrupt::Interrupt;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
@@ -174,6 +174,9 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         } else {
             op
         };
+        if let Op::Fused(fused) = op {
+            check_fused_results(fused).map_err(|error| op_failure(op, &error, node))?;
+        }
         let mut operands = Vec::with_capacity(node.args.len());
         for (arg, take) in node.args.iter().zip(&step.take) {
             operands.push(self.operand(plan, slots, arg, *take, node)?);

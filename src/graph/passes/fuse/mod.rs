@@ -229,7 +229,9 @@ fn rewrite(graph: &mut Graph, groups: &[Group], policy: &FusionPolicy) {
     retain(graph, &live);
 }
 
-/// Per member: whether something outside the group reads its value.
+/// Per member: whether something outside the group reads its value, or nothing reads it at
+/// all. Dead-code elimination keeps an unread operation only where making its result can
+/// fail (over the element limit), so the kernel makes that result as the operation would.
 fn escaping(graph: &Graph, members: &[usize]) -> Vec<bool> {
     let position: HashMap<usize, usize> = members
         .iter()
@@ -237,20 +239,29 @@ fn escaping(graph: &Graph, members: &[usize]) -> Vec<bool> {
         .map(|(position, member)| (*member, position))
         .collect();
     let mut escapes = vec![false; members.len()];
-    let mut mark = |value: ValueRef| {
-        if value.output == 0
-            && let Some(&member) = position.get(&value.node.index())
-        {
-            escapes[member] = true;
-        }
-    };
+    let mut read = vec![false; members.len()];
     for (index, node) in graph.nodes.iter().enumerate() {
-        if !position.contains_key(&index) {
-            visit_reads(node, &mut mark);
-        }
+        let outside = !position.contains_key(&index);
+        visit_reads(node, &mut |value: ValueRef| {
+            if value.output == 0
+                && let Some(&member) = position.get(&value.node.index())
+            {
+                read[member] = true;
+                escapes[member] |= outside;
+            }
+        });
     }
-    graph.output.visit_values(&mut mark);
+    graph.output.visit_values(&mut |value: ValueRef| {
+        if let Some(&member) = position.get(&value.node.index()) {
+            read[member] = true;
+            escapes[member] |= value.output == 0;
+        }
+    });
     escapes
+        .iter()
+        .zip(&read)
+        .map(|(escapes, read)| *escapes || !read)
+        .collect()
 }
 
 /// The kernel of one elementwise op on operands of `inputs` (0-d for host scalars) giving
