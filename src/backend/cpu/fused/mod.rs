@@ -132,13 +132,16 @@ fn in_tasks(context: &eval::Context<'_>, plan: &Partition) -> Result<Written> {
     let tasks = tasks(kernel, plan, &mut buffers);
     // Ctrl-C skips the tasks not yet started.
     let interrupt = Interrupt::current();
-    let run = |scratch: &mut Scratch, task| {
+    // A task's segments are listed when it starts: listed up front, the rows of a kernel
+    // over many short (or empty) rows took more memory than its results.
+    let run = |scratch: &mut Scratch, (index, mut task): (usize, Task<'_>)| {
         if interrupt.requested() {
             return TaskResult {
                 failure: None,
                 totals: Vec::new(),
             };
         }
+        task.segments = plan.segments(index);
         context.run(task, scratch)
     };
     let results: Vec<TaskResult> = if tasks.len() > 1 {
@@ -194,21 +197,24 @@ fn output_sizes(
     Ok(sizes)
 }
 
-/// Every task with its segments and its parts of the outputs.
+/// Every task, by index, with its parts of the outputs (its segments are listed when it runs).
 fn tasks<'b>(
     kernel: &FusedKernel,
     plan: &Partition,
     buffers: &'b mut [Option<Buffer>],
-) -> Vec<Task<'b>> {
-    let mut tasks: Vec<Task<'b>> = (0..plan.tasks())
-        .map(|index| Task {
-            segments: plan.segments(index),
-            outputs: Vec::new(),
+) -> Vec<(usize, Task<'b>)> {
+    let mut tasks: Vec<(usize, Task<'b>)> = (0..plan.tasks())
+        .map(|index| {
+            let task = Task {
+                segments: Vec::new(),
+                outputs: Vec::new(),
+            };
+            (index, task)
         })
         .collect();
     for (buffer, output) in buffers.iter_mut().zip(&kernel.outputs) {
         let Some(buffer) = buffer else {
-            for task in &mut tasks {
+            for (_, task) in &mut tasks {
                 task.outputs.push(eval::OutChunk::Total);
             }
             continue;
@@ -217,7 +223,7 @@ fn tasks<'b>(
             continue;
         };
         let lens = plan.output_lens(kernel.body[value].domain);
-        for (task, chunk) in tasks.iter_mut().zip(buffer.split(&lens)) {
+        for ((_, task), chunk) in tasks.iter_mut().zip(buffer.split(&lens)) {
             task.outputs.push(chunk);
         }
     }
