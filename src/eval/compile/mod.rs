@@ -208,14 +208,18 @@ impl Interpreter {
     /// fails there is the error eager code would report first). `None` when it all ran.
     fn run_partial(&mut self, tracer: Tracer, arguments: &[Value]) -> Option<Box<Diagnostic>> {
         let Tracer {
-            graph, constants, ..
+            mut graph,
+            constants,
+            ..
         } = tracer;
-        // Operations that can fail on data fail first in eager code too.
+        // Operations that can fail on data, or make a result over the element limit, fail
+        // first in eager code too.
         let observable = graph.has_effects()
             || graph
                 .nodes
                 .iter()
-                .any(crate::graph::ir::Node::can_fail_on_data);
+                .any(crate::graph::ir::Node::can_fail_on_data)
+            || !crate::graph::passes::all_within_limit(&mut graph);
         if !observable || verify::verify(&graph).is_err() {
             return None;
         }

@@ -34,7 +34,7 @@ impl Made {
             else_branch,
         } = &mut graph.nodes[index].kind
         {
-            return branch_within_limit(then_branch) && branch_within_limit(else_branch);
+            return all_within_limit(then_branch) && all_within_limit(else_branch);
         }
         let node = &graph.nodes[index];
         let NodeKind::Op(op) = &node.kind else {
@@ -54,12 +54,13 @@ impl Made {
     }
 }
 
-/// Whether every operation of a `cond` branch is within the limit, judged in the branch
-/// (whose inputs are the values the `cond` passes it): a branch that could make too large a
-/// tensor keeps an unused `cond`, which then runs the branch its predicate picks.
-fn branch_within_limit(branch: &mut Graph) -> bool {
+/// Whether every operation of a graph is provably within the limit. For a `cond` branch
+/// (whose inputs are the values the `cond` passes it), a branch that could make too large a
+/// tensor keeps an unused `cond`, which then runs the branch its predicate picks; for a
+/// trace that stopped with an error, one that could must run what it traced first.
+pub fn all_within_limit(graph: &mut Graph) -> bool {
     let mut made = Made::default();
-    (0..branch.nodes.len()).all(|index| made.within_limit(branch, index))
+    (0..graph.nodes.len()).all(|index| made.within_limit(graph, index))
 }
 
 fn made_shapes(graph: &Graph) -> Vec<(usize, Vec<Dim>)> {

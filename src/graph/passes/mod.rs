@@ -32,6 +32,7 @@ use super::ir::{Graph, NodeKind};
 pub use cse::{Key as NodeKey, eliminate_common_subexpressions};
 pub use dce::eliminate_dead_code;
 pub use fuse::{FusionPolicy, fuse, single};
+pub use limit::all_within_limit;
 pub use simplify::simplify;
 
 /// A pass rewrites a graph in place.
