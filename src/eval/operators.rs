@@ -11,6 +11,7 @@ use super::{Interpreter, error, limits};
 use crate::backend::KernelError;
 use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::DType;
+use crate::graph::ir::{Part, Template};
 use crate::graph::op::{BinaryOp as TensorOp, Op, UnaryOp};
 use crate::source::Span;
 use crate::syntax::ast::BinaryOp;
@@ -89,6 +90,11 @@ impl Interpreter {
             parts.extend(self.template_of(std::slice::from_ref(&b), span).0);
             return Ok(Interpreter::string_value(parts));
         }
+        if let (BinaryOp::Mul, Value::Template(template), Value::Int(count))
+        | (BinaryOp::Mul, Value::Int(count), Value::Template(template)) = (op, &a, &b)
+        {
+            return self.repeat_template(template, *count, span);
+        }
         let text = |value: &Value| matches!(value, Value::Template(_) | Value::Str(_));
         if comparison(op).is_some()
             && text(&a)
@@ -149,6 +155,41 @@ impl Interpreter {
             }
             _ => Err(unsupported(op, &a, &b, span)),
         }
+    }
+
+    /// `text * count` for text known only when the graph runs: its parts, `count` times
+    /// (none for a count below 1, as for a plain string). A value in it prints as one byte
+    /// at least, so a repetition eager code would refuse as too long is refused here; one of
+    /// more parts than a traced list may hold is refused too.
+    fn repeat_template(&mut self, template: &Template, count: i64, span: Span) -> Result<Value> {
+        let count = usize::try_from(count).unwrap_or(0);
+        let least: usize = template
+            .0
+            .iter()
+            .map(|part| match part {
+                Part::Text(text) => text.len(),
+                _ => 1,
+            })
+            .sum();
+        if least.saturating_mul(count) > limits::LIST_LENGTH {
+            return Err(error(Code::ValueError, span, "the repeated string is too long").into());
+        }
+        let parts = template.0.len().saturating_mul(count);
+        if parts > limits::TRACED_LIST_LENGTH {
+            return Err(error(
+                Code::ValueError,
+                span,
+                format!(
+                    "a string repeated into {parts} parts is more than the {} a compiled \
+                     function's string may hold",
+                    limits::TRACED_LIST_LENGTH
+                ),
+            )
+            .into());
+        }
+        self.count_built(least * count, span)?;
+        let repeated = template.0.iter().cloned().cycle().take(parts).collect();
+        Ok(Interpreter::string_value(repeated))
     }
 
     /// Host numbers known only when the graph runs: the operation is traced on one-element
