@@ -168,7 +168,7 @@ impl Interpreter {
             .iter()
             .map(|part| match part {
                 Part::Text(text) => text.len(),
-                _ => 1,
+                Part::Int(_) | Part::Bool(_) | Part::Scalar(_) | Part::Tensor(_) => 1,
             })
             .sum();
         if least.saturating_mul(count) > limits::LIST_LENGTH {
