@@ -193,9 +193,9 @@ pub fn check_fused_results(kernel: &FusedKernel) -> Result<()> {
         .rows
         .then(|| checked_numel(&shape[..shape.len().saturating_sub(1)]).err())
         .flatten();
-    if elements.is_none() && rows.is_none() {
+    let Some(too_large) = elements.clone().or_else(|| rows.clone()) else {
         return Ok(());
-    }
+    };
     let first = kernel
         .body
         .iter()
@@ -210,9 +210,7 @@ pub fn check_fused_results(kernel: &FusedKernel) -> Result<()> {
             member,
             error: Box::new(error.clone()),
         },
-        None => elements
-            .or(rows)
-            .unwrap_or(KernelError::TooLarge { numel: u128::MAX }),
+        None => too_large,
     })
 }
 

@@ -143,9 +143,7 @@ impl Interpreter {
             | (BinaryOp::Mul, Value::Int(count), Value::Str(text)) => {
                 let count = usize::try_from(*count).unwrap_or(0);
                 if text.len().saturating_mul(count) > limits::LIST_LENGTH {
-                    return Err(
-                        error(Code::ValueError, span, "the repeated string is too long").into(),
-                    );
+                    return Err(repeated_too_long(span));
                 }
                 self.count_built(text.len() * count, span)?;
                 Ok(Value::string(repeat_text(text, count, span)?))
@@ -172,7 +170,7 @@ impl Interpreter {
             })
             .sum();
         if least.saturating_mul(count) > limits::LIST_LENGTH {
-            return Err(error(Code::ValueError, span, "the repeated string is too long").into());
+            return Err(repeated_too_long(span));
         }
         let parts = template.0.len().saturating_mul(count);
         if parts > limits::TRACED_LIST_LENGTH {
@@ -733,6 +731,11 @@ pub(super) fn out_of_memory(bytes: usize, span: Span) -> Box<Diagnostic> {
 
 /// `text` repeated `count` times (at most [`limits::LIST_LENGTH`] bytes), in room asked for
 /// first: copies of what is built so far double it, as `str::repeat` does.
+/// A repeated string over the length a string may have, plain or known when the graph runs.
+fn repeated_too_long(span: Span) -> Box<Diagnostic> {
+    error(Code::ValueError, span, "the repeated string is too long").into()
+}
+
 fn repeat_text(text: &str, count: usize, span: Span) -> Result<String> {
     let bytes = text.len() * count;
     let mut repeated = empty_text(bytes, span)?.into_bytes();
