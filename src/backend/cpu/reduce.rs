@@ -136,16 +136,22 @@ fn lanes_map<T: Element, O: Element>(
     plan: &Plan,
     reduce: impl Fn(&[T]) -> O + Send + Sync,
 ) -> Result<Tensor> {
-    let lanes = lanes(array, plan)?;
-    let apply = |row: usize| {
-        let lane = lanes.row(row);
-        lane.as_slice()
-            .map_or_else(|| reduce(&lane.to_vec()), &reduce)
-    };
-    let values: Vec<O> = if plan.kept > 1 && plan.kept * plan.reduced >= PARALLEL_THRESHOLD {
-        (0..plan.kept).into_par_iter().map(apply).collect()
+    let values: Vec<O> = if plan.reduced == 0 {
+        // Every lane is empty, so every result is the same: one fill instead of a call per
+        // lane (`zeros(2 * 10**8, 0).sum(1)` took 2.3 s that way, NumPy 1.1 s).
+        vec![reduce(&[]); plan.kept]
     } else {
-        (0..plan.kept).map(apply).collect()
+        let lanes = lanes(array, plan)?;
+        let apply = |row: usize| {
+            let lane = lanes.row(row);
+            lane.as_slice()
+                .map_or_else(|| reduce(&lane.to_vec()), &reduce)
+        };
+        if plan.kept > 1 && plan.kept * plan.reduced >= PARALLEL_THRESHOLD {
+            (0..plan.kept).into_par_iter().map(apply).collect()
+        } else {
+            (0..plan.kept).map(apply).collect()
+        }
     };
     ArrayD::from_shape_vec(IxDyn(&plan.out_shape), values)
         .map(Tensor::from)
