@@ -61,7 +61,10 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     // rows give none, yet a row reduction over empty rows must still fail.
     let (buffers, totals) = match collect::collectable(kernel).filter(|_| numel > 0) {
         Some(index) => collected(&context, &plan, index)?,
-        None => in_tasks(&context, &plan)?,
+        None => match repeated_row(&context, &plan)? {
+            Some(written) => written,
+            None => in_tasks(&context, &plan)?,
+        },
     };
     buffers
         .into_iter()
@@ -113,6 +116,25 @@ fn collected(context: &eval::Context<'_>, plan: &Partition, index: usize) -> Res
     let mut buffers: Vec<Option<Buffer>> = kernel.outputs.iter().map(|_| None).collect();
     buffers[index] = Some(buffer);
     Ok((buffers, vec![None; kernel.outputs.len()]))
+}
+
+/// The outputs of a kernel over many rows without elements that has no totals, computed
+/// for one row and repeated: each row computes the same values (and fails the same way), and
+/// running them one by one cost about 25 ns a row (5 s for `x.sum(1) > 0.0` over 2 * 10^8
+/// empty rows, where eager code takes a tenth of a second). `None` for any other kernel.
+fn repeated_row(context: &eval::Context<'_>, plan: &Partition) -> Result<Option<Written>> {
+    let kernel = context.kernel;
+    let values_only =
+        (kernel.outputs.iter()).all(|output| matches!(output.kind, OutputKind::Values(_)));
+    let Some((one, rows)) = plan.one_empty_row().filter(|_| values_only) else {
+        return Ok(None);
+    };
+    let (buffers, totals) = in_tasks(context, &one)?;
+    let buffers = buffers
+        .into_iter()
+        .map(|buffer| buffer.map(|buffer| buffer.repeated(rows)).transpose())
+        .collect::<Result<_>>()?;
+    Ok(Some((buffers, totals)))
 }
 
 /// A kernel's outputs written in parallel tasks into buffers made first.
@@ -257,6 +279,32 @@ impl Buffer {
             DType::F32 => Buffer::F32(zeroed_vec(len)?),
             DType::I64 => Buffer::I64(zeroed_vec(len)?),
             DType::Bool => Buffer::Bool(zeroed_vec(len)?),
+        })
+    }
+
+    /// A buffer of one value as `len` copies of it; an empty one (of a kernel without
+    /// elements) stays empty.
+    fn repeated(self, len: usize) -> Result<Buffer> {
+        /// Zeroed memory is faulted in when it is first used; a fill would touch all of it,
+        /// so a value whose bits are all zero is not written.
+        fn fill<T: Copy + Default>(
+            values: Vec<T>,
+            len: usize,
+            zero: impl Fn(T) -> bool,
+        ) -> Result<Vec<T>> {
+            let Some(&value) = values.first() else {
+                return Ok(values);
+            };
+            let mut repeated = zeroed_vec(len)?;
+            if !zero(value) {
+                repeated.fill(value);
+            }
+            Ok(repeated)
+        }
+        Ok(match self {
+            Buffer::F32(values) => Buffer::F32(fill(values, len, |x| x.to_bits() == 0)?),
+            Buffer::I64(values) => Buffer::I64(fill(values, len, |x| x == 0)?),
+            Buffer::Bool(values) => Buffer::Bool(fill(values, len, |x| !x)?),
         })
     }
 

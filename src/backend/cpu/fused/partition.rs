@@ -93,6 +93,26 @@ impl Partition {
         }
     }
 
+    /// For a kernel over rows without elements: the plan of one such row, and how many rows
+    /// there are (more than one). Every row then computes the same values from the same
+    /// constants and reductions of nothing.
+    pub fn one_empty_row(&self) -> Option<(Partition, usize)> {
+        match self.rows {
+            Some((rows, 0)) if rows > 1 => {
+                let one = Partition {
+                    numel: 0,
+                    rows: Some((1, 0)),
+                    rows_per_task: 1,
+                    stretches: Vec::new(),
+                    counts: Vec::new(),
+                    count: 0,
+                };
+                Some((one, rows))
+            }
+            _ => None,
+        }
+    }
+
     /// How many elements the iteration shape has.
     pub fn numel(&self) -> usize {
         self.numel

@@ -43,3 +43,32 @@ fn the_last_grid_segment_ends_at_the_end() {
     assert_eq!(grid_segment(1, numel).start, CHUNK);
     assert_eq!(grid_segment(1, numel).len, 10);
 }
+
+/// A plan over rows: `rows` rows of `length` elements, as [`Partition::new`] makes it.
+fn rows_plan(rows: usize, length: usize) -> Partition {
+    Partition {
+        numel: rows * length,
+        rows: Some((rows, length)),
+        rows_per_task: (BLOCK / length.max(1)).max(1),
+        stretches: Vec::new(),
+        counts: Vec::new(),
+        count: 0,
+    }
+}
+
+#[test]
+fn many_empty_rows_are_planned_as_one() {
+    let (one, rows) = rows_plan(3 * BLOCK, 0)
+        .one_empty_row()
+        .expect("empty rows are all alike");
+    assert_eq!(rows, 3 * BLOCK);
+    assert_eq!(one.tasks(), 1);
+    assert_eq!(one.output_lens(Domain::Row), vec![1]);
+    assert_eq!(one.output_lens(Domain::Element), vec![0]);
+    let segments = one.segments(0);
+    assert_eq!(segments.len(), 1);
+    assert_eq!((segments[0].start, segments[0].len), (0, 0));
+    // One empty row, or rows with elements, run as they are.
+    assert!(rows_plan(1, 0).one_empty_row().is_none());
+    assert!(rows_plan(5, 3).one_empty_row().is_none());
+}
