@@ -113,8 +113,13 @@ impl Element for f32 {
     /// their extreme, halving the lanes (one chain of 32 comparisons took a quarter of a
     /// row maximum's time). The scan's answer differs only when a `NaN` is present or the
     /// extreme is a zero (the first of `-0.0` and `0.0` wins): those lanes are scanned in
-    /// order instead; otherwise the extreme's value does not depend on the order.
+    /// order instead; otherwise the extreme's value does not depend on the order. Fewer
+    /// values than lanes are scanned: setting up and combining the lanes cost more (a row
+    /// maximum over rows of two took most of a softmax's time).
     fn extremum(values: &[f32], largest: bool) -> Option<f32> {
+        if values.len() < 32 {
+            return scan_extremum(values, largest);
+        }
         let pick = |best: f32, value: f32| {
             let better = if largest { value > best } else { value < best };
             if better { value } else { best }

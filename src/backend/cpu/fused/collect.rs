@@ -302,11 +302,11 @@ impl Target<'_> {
             worker.held = Some(index);
         }
         let extent = match self.domain {
-            Domain::Kept => Segment {
+            Domain::Kept | Domain::Row => Segment {
                 start: 0,
                 len: count,
             },
-            Domain::Uniform | Domain::Row | Domain::Element => segment,
+            Domain::Uniform | Domain::Element => segment,
         };
         self.context
             .view(&worker.scratch, self.value, extent)

@@ -4,10 +4,10 @@ use super::super::error::{KernelError, format_shape};
 use super::super::prefetch::Spread;
 use super::lanes::{self, binary, cast, keep, positions, select, unary, write};
 use super::layout::{Operand, Values};
-use super::slot::{Lane, Segment, Side, Slot, State, Storage, View, materialise, zero};
+use super::slot::{Lane, Segment, Side, Slot, State, Storage, View, zero};
 use super::totals::Accumulator;
 use crate::dtype::{DType, Scalar};
-use crate::graph::fused::{Domain, FusedKernel, InstrKind, OutputKind};
+use crate::graph::fused::{Domain, FusedKernel, Instr, InstrKind, OutputKind};
 use crate::graph::op::ReduceOp;
 
 /// The segments one task computes and the parts of the outputs it writes.
@@ -42,6 +42,9 @@ pub(crate) struct Scratch {
     /// `(after, value)`, by `after`: instruction `value` is read by nothing computed after
     /// instruction `after`, so its storage is free from then on.
     deaths: Vec<(usize, usize)>,
+    /// Per-row values of a segment of many rows, each repeated along its row for the
+    /// operands of a per-element instruction: `(instruction, slot)`.
+    spread_rows: Vec<(usize, Slot)>,
 }
 
 impl Scratch {
@@ -58,6 +61,7 @@ impl Scratch {
             kept: 0,
             free: Vec::new(),
             deaths: deaths(kernel),
+            spread_rows: Vec::new(),
         }
     }
 
@@ -151,9 +155,10 @@ impl Context<'_> {
                 OutputKind::Values(_) | OutputKind::Count(_) => None,
             })
             .collect();
-        let (mut element_offset, mut kept_offset) = (0, 0);
-        for (row, segment) in task.segments.iter().enumerate() {
+        let (mut element_offset, mut kept_offset, mut row_offset) = (0, 0, 0);
+        for segment in &task.segments {
             self.segment(*segment, scratch, &mut result.failure, None, None);
+            let rows = self.rows_of(*segment);
             let kept = Segment {
                 start: 0,
                 len: scratch.kept,
@@ -180,7 +185,7 @@ impl Context<'_> {
                             total.push(slot, operands, *segment);
                         }
                     }
-                    Domain::Row => write(chunk, slot, operands, *segment, row, 1),
+                    Domain::Row => write(chunk, slot, operands, rows, row_offset, rows.len),
                     Domain::Uniform | Domain::Element => {
                         write(chunk, slot, operands, *segment, element_offset, segment.len);
                     }
@@ -188,6 +193,7 @@ impl Context<'_> {
             }
             element_offset += segment.len;
             kept_offset += scratch.kept;
+            row_offset += rows.len;
         }
         result.totals = totals
             .into_iter()
@@ -246,6 +252,7 @@ impl Context<'_> {
         mut spread: Option<&mut Spread>,
     ) {
         scratch.kept = 0;
+        let rows = self.rows_of(segment);
         let recycle = segment.len >= RECYCLED_FROM;
         if recycle {
             scratch.reclaim();
@@ -266,19 +273,28 @@ impl Context<'_> {
                 let storage = scratch.free.pop().unwrap_or_default();
                 scratch.slots[index].storage = storage;
             }
-            let (done, rest) = scratch.slots.split_at_mut(index);
-            let slot = &mut rest[0];
             // Kept instructions read kept values; those that keep read per-element ones.
             let keeps = matches!(instr.kind, InstrKind::Keep(..) | InstrKind::Position(_));
-            let extent = if instr.domain == Domain::Kept && !keeps {
-                Segment {
+            let extent = match instr.domain {
+                Domain::Kept if !keeps => Segment {
                     start: 0,
                     len: scratch.kept,
-                }
-            } else {
-                segment
+                },
+                Domain::Row => rows,
+                Domain::Uniform | Domain::Element | Domain::Kept => segment,
             };
-            match self.instr(&instr.kind, done, slot, extent) {
+            let spread_rows = if instr.domain == Domain::Element && rows.len > 1 {
+                self.spread_rows(instr, &scratch.slots, &mut scratch.spread_rows, rows)
+            } else {
+                0
+            };
+            let (done, rest) = scratch.slots.split_at_mut(index);
+            let slot = &mut rest[0];
+            let done = Done {
+                slots: done,
+                spread_rows: &scratch.spread_rows[..spread_rows],
+            };
+            match self.instr(&instr.kind, &done, slot, extent, segment) {
                 Ok((state, kept)) => {
                     slot.state = state;
                     if keeps {
@@ -303,23 +319,72 @@ impl Context<'_> {
         }
     }
 
-    /// An instruction's value over `segment`, and for one that keeps elements, how many
-    /// it kept. Inlined into its one caller, so the result stays in registers (out of line,
-    /// moving it through memory stalled every instruction of every segment).
+    /// The rows `segment` covers in a kernel over rows, as the extent of its per-row values
+    /// (a segment of rows without elements covers one row; so, for this purpose, does every
+    /// segment of a kernel without rows).
+    pub fn rows_of(&self, segment: Segment) -> Segment {
+        match self.shape.last() {
+            Some(&length) if self.kernel.rows && length > 0 => Segment {
+                start: segment.start / length,
+                len: segment.len / length,
+            },
+            _ => Segment { start: 0, len: 1 },
+        }
+    }
+
+    /// Repeats along their rows the per-row operands of per-element `instr` that hold a
+    /// value for each of several `rows`, into the first slots of `spread`; returns how many.
+    fn spread_rows(
+        &self,
+        instr: &Instr,
+        slots: &[Slot],
+        spread: &mut Vec<(usize, Slot)>,
+        rows: Segment,
+    ) -> usize {
+        let length = self.shape.last().copied().unwrap_or(1);
+        let mut count = 0;
+        for operand in instr.operands() {
+            let source = &slots[operand];
+            let per_row = self.kernel.body[operand].domain == Domain::Row;
+            if !per_row || !matches!(source.state, State::Buffer) {
+                continue;
+            }
+            if spread.len() == count {
+                spread.push((operand, Slot::new(source.dtype)));
+            }
+            let (index, target) = &mut spread[count];
+            *index = operand;
+            target.dtype = source.dtype;
+            target.state = State::Buffer;
+            match source.dtype {
+                DType::F32 => repeat_each::<f32>(source, rows.len, length, target),
+                DType::I64 => repeat_each::<i64>(source, rows.len, length, target),
+                DType::Bool => repeat_each::<bool>(source, rows.len, length, target),
+            }
+            count += 1;
+        }
+        count
+    }
+
+    /// An instruction's value over `extent` (for a reduction, over the rows of `segment`),
+    /// and for one that keeps elements, how many it kept. Inlined into its one caller, so
+    /// the result stays in registers (out of line, moving it through memory stalled every
+    /// instruction of every segment).
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn instr(
         &self,
         kind: &InstrKind,
-        done: &[Slot],
+        done: &Done<'_>,
         slot: &mut Slot,
+        extent: Segment,
         segment: Segment,
     ) -> Result<(State, usize), KernelError> {
         let operands = self.operands;
         let view = |index: usize| View {
-            slot: &done[index],
+            slot: done.slot(index),
             operands,
-            segment,
+            segment: extent,
         };
         let state = match kind {
             InstrKind::Input(position) => self.input(*position, slot, segment),
@@ -332,7 +397,14 @@ impl Context<'_> {
             InstrKind::Binary(op, a, b) => binary(*op, &view(*a), &view(*b), slot)?,
             InstrKind::Cast(a) => cast(&view(*a), slot),
             InstrKind::Where(c, a, b) => select(&view(*c), &view(*a), &view(*b), slot),
-            InstrKind::Reduce(op, a) => self.reduce(*op, &view(*a), slot)?,
+            InstrKind::Reduce(op, a) => {
+                let input = View {
+                    slot: done.slot(*a),
+                    operands,
+                    segment,
+                };
+                self.reduce(*op, &input, slot, extent.len)?
+            }
             InstrKind::Keep(a, mask) => return Ok(keep(&view(*a), &view(*mask), slot)),
             InstrKind::Position(mask) => return Ok(positions(&view(*mask), slot)),
         };
@@ -367,30 +439,95 @@ impl Context<'_> {
         }
     }
 
-    /// A reduction of the row the segment covers.
+    /// A reduction of each of the `rows` rows the input's segment covers.
     fn reduce(
         &self,
         op: ReduceOp,
         input: &View<'_>,
         slot: &mut Slot,
+        rows: usize,
     ) -> Result<State, KernelError> {
-        let len = input.segment.len;
-        if len == 0 && op.needs_elements() {
+        if input.segment.len == 0 && op.needs_elements() {
             return Err(KernelError::Empty(format!(
                 "cannot take {} over an empty extent of a tensor of shape {}",
                 op.name(),
                 format_shape(self.shape)
             )));
         }
-        let value = match input.slot.dtype {
-            DType::F32 => lanes::reduce_f32(op, materialise::<f32>(input, &mut slot.storage.f32s)),
-            DType::I64 => lanes::reduce_i64(op, materialise::<i64>(input, &mut slot.storage.i64s)),
+        Ok(match input.slot.dtype {
+            DType::F32 => reduce_rows::<f32>(input, slot, rows, |row| lanes::reduce_f32(op, row)),
+            DType::I64 => reduce_rows::<i64>(input, slot, rows, |row| lanes::reduce_i64(op, row)),
             DType::Bool => {
-                lanes::reduce_bool(op, materialise::<bool>(input, &mut slot.storage.bools))
+                reduce_rows::<bool>(input, slot, rows, |row| lanes::reduce_bool(op, row))
             }
-        };
-        Ok(State::Splat(value))
+        })
     }
+}
+
+/// The values earlier instructions computed, as an instruction reads them: per-row values
+/// repeated along their rows where it computes per element over several rows.
+struct Done<'s> {
+    slots: &'s [Slot],
+    spread_rows: &'s [(usize, Slot)],
+}
+
+impl Done<'_> {
+    fn slot(&self, index: usize) -> &Slot {
+        self.spread_rows
+            .iter()
+            .find(|(spread, _)| *spread == index)
+            .map_or(&self.slots[index], |(_, slot)| slot)
+    }
+}
+
+/// Each of the first `rows` values of `source` (held in its buffer) `length` times, into
+/// `target`'s buffer.
+fn repeat_each<T: Lane>(source: &Slot, rows: usize, length: usize, target: &mut Slot) {
+    let values = T::values(source);
+    let values = &values[..rows.min(values.len())];
+    let buffer = T::buffer(target);
+    buffer.clear();
+    buffer.resize(values.len() * length, T::default());
+    for (row, &value) in buffer.chunks_exact_mut(length.max(1)).zip(values) {
+        row.fill(value);
+    }
+}
+
+/// Folds each of `rows` rows of `input` (the values of a segment of whole rows) into the
+/// slot: one value per row, or one for all of them when there is one row or the input is
+/// the same everywhere (every row then folds the same elements).
+fn reduce_rows<T: Lane>(
+    input: &View<'_>,
+    slot: &mut Slot,
+    rows: usize,
+    fold: impl Fn(&[T]) -> Scalar,
+) -> State {
+    let length = input.segment.len / rows.max(1);
+    match input.side::<T>() {
+        Side::Slice(values) if rows > 1 => {
+            let folded = values.chunks_exact(length.max(1)).map(fold);
+            match slot.dtype {
+                DType::F32 => extend::<f32>(slot, folded),
+                DType::I64 => extend::<i64>(slot, folded),
+                DType::Bool => extend::<bool>(slot, folded),
+            }
+            State::Buffer
+        }
+        Side::Slice(values) => State::Splat(fold(values)),
+        Side::Splat(value) => {
+            let row = T::buffer(slot);
+            row.clear();
+            row.extend(std::iter::repeat_n(value, length));
+            State::Splat(fold(row))
+        }
+    }
+}
+
+/// Replaces the values in the slot's buffer of `T` with `values`.
+fn extend<T: Lane>(slot: &mut Slot, values: impl Iterator<Item = Scalar>) {
+    let buffer = T::buffer(slot);
+    buffer.clear();
+    buffer.extend(values.map(T::from_scalar));
 }
 
 /// An operand's elements for a segment: one value when it has a single element (it then

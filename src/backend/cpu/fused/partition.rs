@@ -2,7 +2,8 @@
 //! into segments.
 //!
 //! A kernel without a mask runs tasks of [`BLOCK`] elements (or of whole rows, when it reduces
-//! rows) in segments of [`CHUNK`] elements (or one row). A kernel that keeps elements first
+//! rows) in segments of [`CHUNK`] elements (or of whole rows: as many as fit in [`CHUNK`]
+//! elements, at least one). A kernel that keeps elements first
 //! computes its mask alone over everything, in parallel, and counts the kept elements of each
 //! segment: that gives their count and where each task's kept values go. Its tasks are then
 //! either the same blocks of elements, each writing its kept values after those of the tasks
@@ -32,8 +33,10 @@ pub(crate) struct Partition {
     numel: usize,
     /// For a kernel that reduces rows: how many rows, and their length (the last size).
     rows: Option<(usize, usize)>,
-    /// Rows per task in a kernel that reduces rows.
+    /// Rows per task in a kernel that reduces rows (a multiple of `rows_per_segment`).
     rows_per_task: usize,
+    /// Rows per segment in a kernel that reduces rows.
+    rows_per_segment: usize,
     /// The tasks of a kernel that does not reduce rows.
     stretches: Vec<Stretch>,
     /// How many elements the mask keeps in each segment of the grid of [`CHUNK`].
@@ -50,10 +53,16 @@ impl Partition {
                 .shape
                 .split_last()
                 .map_or((1, &[][..]), |(last, outer)| (*last, outer));
+            // Short rows go through the evaluator many at a time: one by one, each paid for
+            // a pass over every instruction (5 * 10^6 rows of 2 took 4 times as long as
+            // the unfused kernels).
+            let rows_per_segment = CHUNK.checked_div(length).map_or(1, |rows| rows.max(1));
+            let rows_per_task = (BLOCK / length.max(1)).max(1);
             return Partition {
                 numel,
                 rows: Some((outer.iter().product(), length)),
-                rows_per_task: (BLOCK / length.max(1)).max(1),
+                rows_per_task: rows_per_task.div_ceil(rows_per_segment) * rows_per_segment,
+                rows_per_segment,
                 stretches: Vec::new(),
                 counts: Vec::new(),
                 count: 0,
@@ -71,6 +80,7 @@ impl Partition {
                 numel,
                 rows: None,
                 rows_per_task: 0,
+                rows_per_segment: 0,
                 stretches,
                 counts: Vec::new(),
                 count: 0,
@@ -87,6 +97,7 @@ impl Partition {
             numel,
             rows: None,
             rows_per_task: 0,
+            rows_per_segment: 0,
             stretches,
             counts,
             count,
@@ -103,6 +114,7 @@ impl Partition {
                     numel: 0,
                     rows: Some((1, 0)),
                     rows_per_task: 1,
+                    rows_per_segment: 1,
                     stretches: Vec::new(),
                     counts: Vec::new(),
                     count: 0,
@@ -130,10 +142,12 @@ impl Partition {
     pub fn segments(&self, index: usize) -> Vec<Segment> {
         if let Some((rows, length)) = self.rows {
             let first = index * self.rows_per_task;
-            return (first..(first + self.rows_per_task).min(rows))
+            let end = (first + self.rows_per_task).min(rows);
+            return (first..end)
+                .step_by(self.rows_per_segment)
                 .map(|row| Segment {
                     start: row * length,
-                    len: length,
+                    len: (self.rows_per_segment.min(end - row)) * length,
                 })
                 .collect();
         }
@@ -152,17 +166,19 @@ impl Partition {
     }
 
     /// Every segment in order, each with how many values of an output of `domain` it gives
-    /// (its elements, its row's value, or its kept elements).
+    /// (its elements, its rows' values, or its kept elements).
     pub fn segments_in_order(&self, domain: Domain) -> Vec<(Segment, usize)> {
         if let Some((rows, length)) = self.rows {
             let per_row = if domain == Domain::Row { 1 } else { length };
             return (0..rows)
+                .step_by(self.rows_per_segment)
                 .map(|row| {
+                    let count = self.rows_per_segment.min(rows - row);
                     let segment = Segment {
                         start: row * length,
-                        len: length,
+                        len: count * length,
                     };
-                    (segment, per_row)
+                    (segment, count * per_row)
                 })
                 .collect();
         }

@@ -50,6 +50,7 @@ fn rows_plan(rows: usize, length: usize) -> Partition {
         numel: rows * length,
         rows: Some((rows, length)),
         rows_per_task: (BLOCK / length.max(1)).max(1),
+        rows_per_segment: 1,
         stretches: Vec::new(),
         counts: Vec::new(),
         count: 0,
