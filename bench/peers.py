@@ -9,7 +9,7 @@ outside the repository that has numpy and torch (pip install numpy torch):
 
 Each figure is the median of 9 repeats of the per-call time (each repeat averages a few
 calls), in milliseconds. Data: 10M f32 from a standard normal, a 4096x1024 matrix for the row
-softmax, 1024x1024 and 500x500 matrices and a 4096x4096 matrix with a vector of 4096 for
+softmax (and a 2,500,000x4 one for a softmax over short rows), 1024x1024 and 500x500 matrices and a 4096x4096 matrix with a vector of 4096 for
 matmul, as the Rust benchmark uses (other random values, the same distribution).
 OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
 when measuring (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/peers.py`).
@@ -26,6 +26,7 @@ import torch
 def numpy_workloads(rng):
     x = rng.standard_normal(10_000_000).astype(np.float32)
     rows = rng.standard_normal((4096, 1024)).astype(np.float32)
+    short_rows = rng.standard_normal((2_500_000, 4)).astype(np.float32)
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
     b = rng.standard_normal((1024, 1024)).astype(np.float32)
     c = rng.standard_normal((500, 500)).astype(np.float32)
@@ -43,6 +44,7 @@ def numpy_workloads(rng):
         "positives": lambda: x[x > 0],
         "pipeline": lambda: (x[np.nonzero(x > 0)[0]] * two).sum(),
         "softmax": lambda: softmax(rows),
+        "softmax_short": lambda: softmax(short_rows),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,
@@ -59,6 +61,7 @@ def numpy_workloads(rng):
 def torch_workloads(generator):
     x = torch.randn(10_000_000, generator=generator)
     rows = torch.randn(4096, 1024, generator=generator)
+    short_rows = torch.randn(2_500_000, 4, generator=generator)
     a = torch.randn(1024, 1024, generator=generator)
     b = torch.randn(1024, 1024, generator=generator)
     c = torch.randn(500, 500, generator=generator)
@@ -70,6 +73,7 @@ def torch_workloads(generator):
         "positives": lambda: x[x > 0],
         "pipeline": lambda: (x.index_select(0, torch.nonzero(x > 0).squeeze(1)) * 2.0).sum(),
         "softmax": lambda: torch.softmax(rows, dim=1),
+        "softmax_short": lambda: torch.softmax(short_rows, dim=1),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,
@@ -99,7 +103,7 @@ def main():
         for name, function in workloads.items():
             if wanted and name not in wanted:
                 continue
-            print(f"{peer:14} {name:10} {median_ms(function):9.2f} ms", flush=True)
+            print(f"{peer:14} {name:13} {median_ms(function):9.2f} ms", flush=True)
 
 
 if __name__ == "__main__":

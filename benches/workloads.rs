@@ -1,7 +1,7 @@
 //! The workloads of BENCHMARKS.md ("Compiled code against NumPy and PyTorch"), each run as an
 //! eager TSL function and as a compiled one, on the same data as `bench/peers.py` uses for
 //! NumPy and PyTorch: 10M f32 from a standard normal, a 4096×1024 matrix for the row
-//! softmax, and 1024×1024 and 500×500 matrices for matmul (500 rows end in a tile of 8 rows,
+//! softmax (and a 2,500,000×4 one for a softmax over short rows), and 1024×1024 and 500×500 matrices for matmul (500 rows end in a tile of 8 rows,
 //! which the 1024-row product never runs), and a 4096×4096 matrix times a vector of 4096 on
 //! either side.
 //!
@@ -62,10 +62,11 @@ fn workloads(c: &mut Criterion) {
     );
     let x = normal(&[10_000_000], 0);
     let rows = normal(&[4096, 1024], 1);
+    let short_rows = normal(&[2_500_000, 4], 8);
     let (a, b) = (normal(&[1024, 1024], 2), normal(&[1024, 1024], 3));
     let (small_a, small_b) = (normal(&[500, 500], 4), normal(&[500, 500], 5));
     let (big, vector) = (normal(&[4096, 4096], 6), normal(&[4096], 7));
-    let cases: [(&str, &str, Vec<Value>); 9] = [
+    let cases: [(&str, &str, Vec<Value>); 10] = [
         (
             "chain",
             "relu(x * 2.0 + 1.0) * x - 0.5, 10M f32",
@@ -78,6 +79,7 @@ fn workloads(c: &mut Criterion) {
             vec![x.clone()],
         ),
         ("softmax", "row softmax, 4096x1024 f32", vec![rows]),
+        ("softmax", "row softmax, 2500000x4 f32", vec![short_rows]),
         ("total", "x.sum(), 10M f32", vec![x]),
         ("product", "matmul 1024x1024 f32", vec![a, b]),
         ("product", "matmul 500x500 f32", vec![small_a, small_b]),

@@ -42,8 +42,9 @@ pub(crate) struct Scratch {
     /// `(after, value)`, by `after`: instruction `value` is read by nothing computed after
     /// instruction `after`, so its storage is free from then on.
     deaths: Vec<(usize, usize)>,
-    /// Per-row values of a segment of many rows, each repeated along its row for the
-    /// operands of a per-element instruction: `(instruction, slot)`.
+    /// Per-row values of a segment of many rows, each repeated along its row for a
+    /// per-element instruction that reads it: `(instruction, slot)`, swapped into the
+    /// instruction's place while the reader computes.
     spread_rows: Vec<(usize, Slot)>,
 }
 
@@ -275,26 +276,28 @@ impl Context<'_> {
             }
             // Kept instructions read kept values; those that keep read per-element ones.
             let keeps = matches!(instr.kind, InstrKind::Keep(..) | InstrKind::Position(_));
+            // A reduction reads the elements of the rows it computes a value for.
+            let reduces = matches!(instr.kind, InstrKind::Reduce(..));
             let extent = match instr.domain {
                 Domain::Kept if !keeps => Segment {
                     start: 0,
                     len: scratch.kept,
                 },
-                Domain::Row => rows,
-                Domain::Uniform | Domain::Element | Domain::Kept => segment,
+                Domain::Row if !reduces => rows,
+                Domain::Uniform | Domain::Element | Domain::Kept | Domain::Row => segment,
             };
-            let spread_rows = if instr.domain == Domain::Element && rows.len > 1 {
-                self.spread_rows(instr, &scratch.slots, &mut scratch.spread_rows, rows)
+            let spread = if instr.domain == Domain::Element && rows.len > 1 {
+                self.spread_rows(instr, scratch, rows)
             } else {
                 0
             };
             let (done, rest) = scratch.slots.split_at_mut(index);
             let slot = &mut rest[0];
-            let done = Done {
-                slots: done,
-                spread_rows: &scratch.spread_rows[..spread_rows],
-            };
-            match self.instr(&instr.kind, &done, slot, extent, segment) {
+            let outcome = self.instr(&instr.kind, done, slot, extent);
+            for (operand, values) in &mut scratch.spread_rows[..spread] {
+                std::mem::swap(&mut done[*operand], values);
+            }
+            match outcome {
                 Ok((state, kept)) => {
                     slot.state = state;
                     if keeps {
@@ -332,21 +335,18 @@ impl Context<'_> {
         }
     }
 
-    /// Repeats along their rows the per-row operands of per-element `instr` that hold a
-    /// value for each of several `rows`, into the first slots of `spread`; returns how many.
-    fn spread_rows(
-        &self,
-        instr: &Instr,
-        slots: &[Slot],
-        spread: &mut Vec<(usize, Slot)>,
-        rows: Segment,
-    ) -> usize {
+    /// Puts in the place of each per-row operand of per-element `instr` that holds a value
+    /// for each of several `rows` those values repeated along their rows (the slots it
+    /// replaces wait in `scratch.spread_rows`, to be swapped back); returns how many.
+    fn spread_rows(&self, instr: &Instr, scratch: &mut Scratch, rows: Segment) -> usize {
         let length = self.shape.last().copied().unwrap_or(1);
         let mut count = 0;
         for operand in instr.operands() {
-            let source = &slots[operand];
+            let source = &scratch.slots[operand];
             let per_row = self.kernel.body[operand].domain == Domain::Row;
-            if !per_row || !matches!(source.state, State::Buffer) {
+            let spread = &mut scratch.spread_rows;
+            let seen = spread[..count].iter().any(|(index, _)| *index == operand);
+            if !per_row || !matches!(source.state, State::Buffer) || seen {
                 continue;
             }
             if spread.len() == count {
@@ -361,30 +361,30 @@ impl Context<'_> {
                 DType::I64 => repeat_each::<i64>(source, rows.len, length, target),
                 DType::Bool => repeat_each::<bool>(source, rows.len, length, target),
             }
+            std::mem::swap(&mut scratch.slots[operand], target);
             count += 1;
         }
         count
     }
 
-    /// An instruction's value over `extent` (for a reduction, over the rows of `segment`),
-    /// and for one that keeps elements, how many it kept. Inlined into its one caller, so
-    /// the result stays in registers (out of line, moving it through memory stalled every
+    /// An instruction's value over `segment` (a reduction's: one for each row of it), and
+    /// for one that keeps elements, how many it kept. Inlined into its one caller, so the
+    /// result stays in registers (out of line, moving it through memory stalled every
     /// instruction of every segment).
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn instr(
         &self,
         kind: &InstrKind,
-        done: &Done<'_>,
+        done: &[Slot],
         slot: &mut Slot,
-        extent: Segment,
         segment: Segment,
     ) -> Result<(State, usize), KernelError> {
         let operands = self.operands;
         let view = |index: usize| View {
-            slot: done.slot(index),
+            slot: &done[index],
             operands,
-            segment: extent,
+            segment,
         };
         let state = match kind {
             InstrKind::Input(position) => self.input(*position, slot, segment),
@@ -398,12 +398,8 @@ impl Context<'_> {
             InstrKind::Cast(a) => cast(&view(*a), slot),
             InstrKind::Where(c, a, b) => select(&view(*c), &view(*a), &view(*b), slot),
             InstrKind::Reduce(op, a) => {
-                let input = View {
-                    slot: done.slot(*a),
-                    operands,
-                    segment,
-                };
-                self.reduce(*op, &input, slot, extent.len)?
+                let rows = self.rows_of(segment).len;
+                self.reduce(*op, &view(*a), slot, rows)?
             }
             InstrKind::Keep(a, mask) => return Ok(keep(&view(*a), &view(*mask), slot)),
             InstrKind::Position(mask) => return Ok(positions(&view(*mask), slot)),
@@ -461,22 +457,6 @@ impl Context<'_> {
                 reduce_rows::<bool>(input, slot, rows, |row| lanes::reduce_bool(op, row))
             }
         })
-    }
-}
-
-/// The values earlier instructions computed, as an instruction reads them: per-row values
-/// repeated along their rows where it computes per element over several rows.
-struct Done<'s> {
-    slots: &'s [Slot],
-    spread_rows: &'s [(usize, Slot)],
-}
-
-impl Done<'_> {
-    fn slot(&self, index: usize) -> &Slot {
-        self.spread_rows
-            .iter()
-            .find(|(spread, _)| *spread == index)
-            .map_or(&self.slots[index], |(_, slot)| slot)
     }
 }
 

@@ -2,7 +2,9 @@
 //!
 //! The iteration space is cut into tasks that run in parallel: blocks of [`BLOCK`] elements,
 //! or, in a kernel that reduces rows, runs of whole rows. A task walks its part in segments
-//! (chunks of [`CHUNK`] elements, or single rows) and computes every instruction over a
+//! (chunks of [`CHUNK`] elements, or as many whole rows as fit in one, at least one; a
+//! per-row value then holds one value per row of the segment, repeated along the rows for the
+//! per-element instructions that read it) and computes every instruction over a
 //! segment into scratch storages that stay in cache and are reused from segment to segment
 //! (and, in segments of 256 elements or more, passed on from a value no instruction reads
 //! any more to the next one computed), so nothing is allocated per segment; constants and
