@@ -293,11 +293,7 @@ impl Context<'_> {
             };
             let (done, rest) = scratch.slots.split_at_mut(index);
             let slot = &mut rest[0];
-            let outcome = self.instr(&instr.kind, done, slot, extent);
-            for (operand, values) in &mut scratch.spread_rows[..spread] {
-                std::mem::swap(&mut done[*operand], values);
-            }
-            match outcome {
+            match self.instr(&instr.kind, done, slot, extent) {
                 Ok((state, kept)) => {
                     slot.state = state;
                     if keeps {
@@ -315,6 +311,11 @@ impl Context<'_> {
             // A value that is one number or an operand's slice needs no storage.
             if recycle && !matches!(slot.state, State::Buffer) {
                 release(&mut scratch.free, &mut slot.storage);
+            }
+            // Only after the result is stored: kept in registers until then (held across
+            // this loop, it went through memory and stalled every instruction).
+            for (operand, values) in &mut scratch.spread_rows[..spread] {
+                std::mem::swap(&mut done[*operand], values);
             }
         }
         if let Some(spread) = spread {
