@@ -729,13 +729,13 @@ pub(super) fn out_of_memory(bytes: usize, span: Span) -> Box<Diagnostic> {
     super::tensor::kernel_error(&KernelError::OutOfMemory { bytes }, span)
 }
 
-/// `text` repeated `count` times (at most [`limits::LIST_LENGTH`] bytes), in room asked for
-/// first: copies of what is built so far double it, as `str::repeat` does.
 /// A repeated string over the length a string may have, plain or known when the graph runs.
 fn repeated_too_long(span: Span) -> Box<Diagnostic> {
     error(Code::ValueError, span, "the repeated string is too long").into()
 }
 
+/// `text` repeated `count` times (at most [`limits::LIST_LENGTH`] bytes), in room asked for
+/// first: copies of what is built so far double it, as `str::repeat` does.
 fn repeat_text(text: &str, count: usize, span: Span) -> Result<String> {
     let bytes = text.len() * count;
     let mut repeated = empty_text(bytes, span)?.into_bytes();
