@@ -84,15 +84,8 @@ impl SumF32 {
         self.lanes = add_rows(self.lanes, rows);
         self.rows += rows.len() / 8;
         if self.rows == CASCADE {
-            let mut carry = std::mem::take(&mut self.lanes);
-            let mut level = 0;
-            while level + 1 < LEVELS && self.cascades & (1 << level) != 0 {
-                for (total, &partial) in carry.iter_mut().zip(&self.levels[level]) {
-                    *total += partial;
-                }
-                level += 1;
-            }
-            self.levels[level] = carry;
+            let carry = std::mem::take(&mut self.lanes);
+            join_cascade(&mut self.levels, self.cascades, carry);
             self.cascades += 1;
             self.rows = 0;
         }
@@ -114,27 +107,12 @@ impl Fold<f32> for SumF32 {
         let cascades = rows.chunks_exact(CASCADE * 8);
         let last = cascades.remainder();
         let mut levels = [[0.0f32; 8]; SHORT_LEVELS];
-        let mut done = 0_usize;
+        let mut done = 0;
         for cascade in cascades {
-            let mut carry = add_rows([0.0; 8], cascade);
-            let mut level = 0;
-            while done & (1 << level) != 0 {
-                for (total, &partial) in carry.iter_mut().zip(&levels[level]) {
-                    *total += partial;
-                }
-                level += 1;
-            }
-            levels[level] = carry;
+            join_cascade(&mut levels, done, add_rows([0.0; 8], cascade));
             done += 1;
         }
-        let mut lanes = add_rows([0.0; 8], last);
-        for (level, partial) in levels.iter().enumerate() {
-            if done & (1 << level) != 0 {
-                for (total, &x) in lanes.iter_mut().zip(partial) {
-                    *total += x;
-                }
-            }
-        }
+        let lanes = with_levels(add_rows([0.0; 8], last), &levels, done);
         combine(lanes, rest)
     }
 
@@ -163,15 +141,7 @@ impl Fold<f32> for SumF32 {
     }
 
     fn finish(self) -> f32 {
-        // The smallest partial totals first.
-        let mut lanes = self.lanes;
-        for (level, partial) in self.levels.iter().enumerate() {
-            if self.cascades & (1 << level) != 0 {
-                for (total, &x) in lanes.iter_mut().zip(partial) {
-                    *total += x;
-                }
-            }
-        }
+        let lanes = with_levels(self.lanes, &self.levels, self.cascades);
         combine(lanes, &self.pending[..self.waiting])
     }
 }
@@ -179,6 +149,36 @@ impl Fold<f32> for SumF32 {
 /// Levels of partial totals [`SumF32::of`] keeps in locals: enough for lanes of fewer than
 /// 2,048 elements.
 const SHORT_LEVELS: usize = 4;
+
+/// Joins the totals of a finished cascade to the pairwise sum whose partial totals are
+/// `levels`, after `done` cascades: it adds the partial totals of the levels it carries
+/// through, as a binary counter carries, and settles at the first level left empty (or the
+/// last level).
+fn join_cascade(levels: &mut [[f32; 8]], done: u64, mut carry: [f32; 8]) {
+    let mut level = 0;
+    while level + 1 < levels.len() && done & (1 << level) != 0 {
+        for (total, &partial) in carry.iter_mut().zip(&levels[level]) {
+            *total += partial;
+        }
+        level += 1;
+    }
+    if let Some(slot) = levels.get_mut(level) {
+        *slot = carry;
+    }
+}
+
+/// `lanes` plus the partial totals of the pairwise sum after `done` cascades, the smallest
+/// first.
+fn with_levels(mut lanes: [f32; 8], levels: &[[f32; 8]], done: u64) -> [f32; 8] {
+    for (level, partial) in levels.iter().enumerate() {
+        if done & (1 << level) != 0 {
+            for (total, &x) in lanes.iter_mut().zip(partial) {
+                *total += x;
+            }
+        }
+    }
+    lanes
+}
 
 /// `lanes` plus each row of eight of `rows` in turn.
 fn add_rows(mut lanes: [f32; 8], rows: &[f32]) -> [f32; 8] {
