@@ -214,12 +214,33 @@ pub fn check_fused_results(kernel: &FusedKernel) -> Result<()> {
     })
 }
 
+/// `shape` with its size along `dim` set to `size`, a count found in the data (the slices a
+/// `repeat_interleave` makes), refused as [`checked_numel`] refuses a shape: a tensor
+/// without elements may have a size past the element limit, but not one past `isize::MAX`.
+pub fn resized(shape: &[usize], dim: usize, size: u128) -> Result<Vec<usize>> {
+    let too_large = || KernelError::TooLarge { numel: size };
+    let mut resized = shape.to_vec();
+    *resized
+        .get_mut(dim)
+        .ok_or_else(|| dim_error(dim, shape.len()))? =
+        usize::try_from(size).map_err(|_| too_large())?;
+    checked_numel(&resized)?;
+    Ok(resized)
+}
+
 /// Refuses an element count over [`MAX_ELEMENTS`].
 pub fn guard_count(numel: u128) -> Result<usize> {
     if numel > MAX_ELEMENTS as u128 {
         return Err(KernelError::TooLarge { numel });
     }
     Ok(numel as usize)
+}
+
+/// A negative count of repeats for `repeat_interleave`.
+pub fn negative_count(count: i64) -> KernelError {
+    KernelError::Value(format!(
+        "repeat_interleave counts must not be negative, got {count}"
+    ))
 }
 
 /// A dim outside `0..ndim`.
@@ -268,6 +289,25 @@ mod tests {
     fn shapes_print_like_lists() {
         assert_eq!(format_shape(&[]), "[]");
         assert_eq!(format_shape(&[2, 3]), "[2, 3]");
+    }
+
+    #[test]
+    fn a_resized_shape_may_be_empty_past_the_element_limit() {
+        assert_eq!(resized(&[2, 3], 0, 5), Ok(vec![5, 3]));
+        assert_eq!(resized(&[2, 0], 0, 1 << 40), Ok(vec![1 << 40, 0]));
+        assert!(matches!(
+            resized(&[2, 3], 0, 1 << 40),
+            Err(KernelError::TooLarge { .. })
+        ));
+        assert_eq!(
+            resized(&[2, 0], 0, 1 << 64),
+            Err(KernelError::TooLarge { numel: 1 << 64 })
+        );
+        assert!(matches!(
+            resized(&[2, 0], 0, usize::MAX as u128),
+            Err(KernelError::TooLarge { .. })
+        ));
+        assert!(matches!(resized(&[2], 1, 3), Err(KernelError::Shape(_))));
     }
 
     #[test]

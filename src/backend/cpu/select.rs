@@ -8,9 +8,11 @@ use rayon::slice::ParallelSliceMut;
 
 use super::broadcast::broadcast_shapes;
 use super::compact::{Compress, kept_values, set_coordinates};
+use super::creation::zeros;
 use super::elementwise::{PARALLEL_THRESHOLD, broadcast_view};
 use super::error::{
-    KernelError, Result, check_dim, checked_numel, format_shape, guard_count, scratch_vec,
+    KernelError, Result, check_dim, checked_numel, format_shape, guard_count, negative_count,
+    resized, scratch_vec,
 };
 use super::gather::index_values;
 use super::shape::reshape;
@@ -80,17 +82,20 @@ pub fn repeat_interleave(input: &Tensor, counts: &Tensor, dim: Option<usize>) ->
             (input.clone(), dim)
         }
     };
-    let positions = repeated_positions(counts, source.shape()[dim], dim)?;
-    let rest: usize = source
-        .shape()
-        .iter()
-        .enumerate()
-        .filter(|&(axis, _)| axis != dim)
-        .map(|(_, &size)| size)
-        .product();
-    let numel = guard_count(positions.len() as u128 * rest as u128)?;
+    let size = source.shape()[dim];
+    let counts = SliceCounts::new(counts, size, dim)?;
+    let total = counts.total(size);
+    if source.numel() == 0 {
+        // Slices without elements: only the count of repeated slices is needed, which may
+        // pass the element limit (no position is listed, as none would be copied).
+        let shape = resized(source.shape(), dim, total)?;
+        return zeros(source.dtype(), &shape);
+    }
+    let rest = source.numel() / size;
+    let numel = guard_count(total.saturating_mul(rest as u128))?;
     // The result's size is known only now: its memory is asked for before it is made.
     reserve((numel as u64).saturating_mul(source.dtype().size_of() as u64))?;
+    let positions = counts.positions(size, total)?;
     with_array!(&source, array => take_along(array, dim, &positions, &listed_positions()))
 }
 
@@ -102,35 +107,61 @@ pub fn repeat_interleave_indices(counts: &Tensor) -> Result<Tensor> {
     repeat_interleave(&indices, counts, Some(0))
 }
 
-/// Each position `0..size` repeated as `counts` says, refused over the element limit.
-fn repeated_positions(
-    counts: &ArcArray<i64, IxDyn>,
-    size: usize,
-    dim: usize,
-) -> Result<Vec<usize>> {
-    let mut counts_per_slice = scratch_vec(size)?;
-    match counts.len() {
-        1 => counts_per_slice.resize(size, counts.iter().next().copied().unwrap_or(0)),
-        length if length == size => counts_per_slice.extend(counts.iter().copied()),
-        length => {
-            return Err(KernelError::Shape(format!(
-                "repeat_interleave has {length} counts for dim {dim} of size {size}"
-            )));
+/// How often each of the slices along a dim is repeated: one count for all of them (never
+/// spread into one per slice: an input without elements may have more slices than memory
+/// could list), or one each. Counts are checked non-negative when made.
+enum SliceCounts<'a> {
+    All(i64),
+    Each(&'a ArcArray<i64, IxDyn>),
+}
+
+impl<'a> SliceCounts<'a> {
+    fn new(counts: &'a ArcArray<i64, IxDyn>, size: usize, dim: usize) -> Result<SliceCounts<'a>> {
+        let counts = match counts.len() {
+            1 => SliceCounts::All(counts.iter().next().copied().unwrap_or(0)),
+            length if length == size => SliceCounts::Each(counts),
+            length => {
+                return Err(KernelError::Shape(format!(
+                    "repeat_interleave has {length} counts for dim {dim} of size {size}"
+                )));
+            }
+        };
+        let negative = match &counts {
+            SliceCounts::All(count) => (*count < 0).then_some(*count),
+            SliceCounts::Each(counts) => counts.iter().copied().find(|&count| count < 0),
+        };
+        match negative {
+            Some(negative) => Err(negative_count(negative)),
+            None => Ok(counts),
         }
     }
-    let counts = counts_per_slice;
-    if let Some(negative) = counts.iter().find(|&&count| count < 0) {
-        return Err(KernelError::Value(format!(
-            "repeat_interleave counts must not be negative, got {negative}"
-        )));
+
+    /// How many slices the repeats make (at most `i64::MAX` times `size`: no overflow).
+    fn total(&self, size: usize) -> u128 {
+        match self {
+            SliceCounts::All(count) => *count as u128 * size as u128,
+            SliceCounts::Each(counts) => counts.iter().map(|&count| count as u128).sum(),
+        }
     }
-    let total: u128 = counts.iter().map(|&count| count as u128).sum();
-    // Scratch beside the result, which is reserved: as large as an `i64` result.
-    let mut positions = scratch_vec(guard_count(total)?)?;
-    for (position, &count) in counts.iter().enumerate() {
-        positions.extend(std::iter::repeat_n(position, count as usize));
+
+    /// Each position `0..size` repeated as often as its count says, `total` in all (which
+    /// the caller has checked against the element limit).
+    fn positions(&self, size: usize, total: u128) -> Result<Vec<usize>> {
+        // Scratch beside the result, which is reserved: as large as an `i64` result.
+        let mut positions = scratch_vec(guard_count(total)?)?;
+        let mut repeat = |position, count: i64| {
+            positions.extend(std::iter::repeat_n(position, count as usize));
+        };
+        match self {
+            SliceCounts::All(count) => (0..size).for_each(|position| repeat(position, *count)),
+            SliceCounts::Each(counts) => {
+                for (position, &count) in counts.iter().enumerate() {
+                    repeat(position, count);
+                }
+            }
+        }
+        Ok(positions)
     }
-    Ok(positions)
 }
 
 /// The distinct elements of the flattened input in ascending order, as a 1-D tensor.

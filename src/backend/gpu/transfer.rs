@@ -10,7 +10,7 @@ use super::batch::{Command, Found, Report, State};
 use super::pool::Buffer;
 use super::tensor::{Data, Tensor};
 use super::{Gpu, stored_size};
-use crate::backend::error::{KernelError, format_shape};
+use crate::backend::error::{KernelError, format_shape, negative_count};
 use crate::backend::host;
 use crate::dtype::{DType, Scalar};
 
@@ -276,9 +276,7 @@ pub(super) fn resolve_report(
         }
         Report::NegativeCount { counts } => {
             let count = gpu.element_at(counts, position as usize)?.as_i64();
-            Some(KernelError::Value(format!(
-                "repeat_interleave counts must not be negative, got {count}"
-            )))
+            Some(negative_count(count))
         }
     })
 }

@@ -7,7 +7,9 @@ use super::super::codegen::Param;
 use super::super::codegen::compact::{self, BLOCK};
 use super::super::tensor::Tensor;
 use super::super::views;
-use crate::backend::error::{KernelError, check_dim, format_shape};
+use crate::backend::error::{
+    KernelError, check_dim, format_shape, guard_count, negative_count, resized,
+};
 use crate::dtype::DType;
 use crate::graph::fused::{Domain, FusedKernel, FusedOutput, Instr, InstrKind, Member, OutputKind};
 use crate::graph::op::BinaryOp;
@@ -147,8 +149,35 @@ impl Gpu {
                 (input, dim)
             }
         };
-        let positions = self.repeated_positions(counts, source.shape[dim], dim)?;
+        let size = source.shape[dim];
+        if source.numel() == 0 {
+            // Slices without elements: only the count of repeated slices is needed, which
+            // may pass the element limit (no position is listed, as none would be copied).
+            let total = self.repeated_total(counts, size, dim)?;
+            return self.alloc(source.dtype, &resized(&source.shape, dim, total)?);
+        }
+        let positions = self.repeated_positions(counts, size, dim)?;
         self.index_select(&source, dim, &positions)
+    }
+
+    /// How many slices repeating `size` slices as `counts` says makes, without listing
+    /// their positions: a single count is read back and multiplied, never spread into one
+    /// per slice.
+    fn repeated_total(
+        &self,
+        counts: &Tensor,
+        size: usize,
+        dim: usize,
+    ) -> Result<u128, KernelError> {
+        check_counts(counts)?;
+        if counts.numel() != 1 {
+            return Ok(self.running_totals(counts, size, dim)?.1);
+        }
+        let count = self.element_at(counts, 0)?.as_i64();
+        if count < 0 {
+            return Err(negative_count(count));
+        }
+        Ok(count as u128 * size as u128)
     }
 
     /// `0, 0, 1, …`: each index repeated as often as `counts` says.
@@ -164,18 +193,38 @@ impl Gpu {
         size: usize,
         dim: usize,
     ) -> Result<Tensor, KernelError> {
-        if counts.dtype != DType::I64 {
-            return Err(KernelError::Type(format!(
-                "repeat_interleave needs i64 indices, got {}",
-                counts.dtype
-            )));
+        check_counts(counts)?;
+        if size == 0 {
+            self.running_totals(counts, size, dim)?;
+            return self.alloc(DType::I64, &[0]);
         }
-        if counts.shape.len() > 1 {
-            return Err(KernelError::Shape(format!(
-                "repeat_interleave needs 0-d or 1-D counts, got shape {}",
-                format_shape(&counts.shape)
-            )));
+        let (totals, total) = self.running_totals(counts, size, dim)?;
+        let total = guard_count(total)?;
+        let positions = self.alloc(DType::I64, &[total])?;
+        if total > 0 {
+            let buffers = vec![
+                totals.buffer().cloned().ok_or_else(lost)?,
+                positions.buffer().cloned().ok_or_else(lost)?,
+            ];
+            self.launch_each(&compact::repeat_positions(), buffers, total, &mut |param| {
+                Ok(match param {
+                    Param::Count => total as u32,
+                    Param::Value(_) => size as u32,
+                    _ => 0,
+                })
+            })?;
         }
+        Ok(positions)
+    }
+
+    /// The running totals of the counts of `size` slices (one count for all, or one each),
+    /// checked non-negative on the device, and their sum (for no slices, no totals and 0).
+    fn running_totals(
+        &self,
+        counts: &Tensor,
+        size: usize,
+        dim: usize,
+    ) -> Result<(Tensor, u128), KernelError> {
         let counts = self.materialize(counts)?;
         let flat = self.reshape(&counts, &[counts.numel()])?;
         let per_slice = match flat.shape[0] {
@@ -188,7 +237,7 @@ impl Gpu {
             }
         };
         if size == 0 {
-            return self.alloc(DType::I64, &[0]);
+            return Ok((per_slice, 0));
         }
         let slot = self.slot(Report::NegativeCount {
             counts: per_slice.clone(),
@@ -212,25 +261,28 @@ impl Gpu {
         self.fail_now()?;
         let totals = self.cumsum(&per_slice, 0)?;
         let total = self.element_at(&totals, size - 1)?.as_i64();
-        let total = usize::try_from(total).map_err(|_| KernelError::TooLarge {
+        let total = u128::try_from(total).map_err(|_| KernelError::TooLarge {
             numel: total as u128,
         })?;
-        let positions = self.alloc(DType::I64, &[total])?;
-        if total > 0 {
-            let buffers = vec![
-                totals.buffer().cloned().ok_or_else(lost)?,
-                positions.buffer().cloned().ok_or_else(lost)?,
-            ];
-            self.launch_each(&compact::repeat_positions(), buffers, total, &mut |param| {
-                Ok(match param {
-                    Param::Count => total as u32,
-                    Param::Value(_) => size as u32,
-                    _ => 0,
-                })
-            })?;
-        }
-        Ok(positions)
+        Ok((totals, total))
     }
+}
+
+/// Counts a `repeat_interleave` can take: `i64`, 0-d or 1-D.
+fn check_counts(counts: &Tensor) -> Result<(), KernelError> {
+    if counts.dtype != DType::I64 {
+        return Err(KernelError::Type(format!(
+            "repeat_interleave needs i64 indices, got {}",
+            counts.dtype
+        )));
+    }
+    if counts.shape.len() > 1 {
+        return Err(KernelError::Shape(format!(
+            "repeat_interleave needs 0-d or 1-D counts, got shape {}",
+            format_shape(&counts.shape)
+        )));
+    }
+    Ok(())
 }
 
 fn lost() -> KernelError {
