@@ -481,16 +481,17 @@ mod tests {
     #[test]
     fn an_interrupt_stops_a_long_fused_kernel() {
         let mut interpreter = Interpreter::new(Options::default(), Box::new(Silent));
-        // One fused kernel of 800 instructions over 16M elements: minutes in a debug build,
-        // a fraction of a second per task of 65,536 elements.
+        // One fused kernel of 2,000 instructions over 32M elements: minutes in a debug
+        // build, and about a second in a release build (far more than the 300 ms before the
+        // interrupt), a fraction of a second per task of 65,536 elements.
         let setup = "@compile(dynamic = true)
 fn long(x: f32[n]) {
     let y = x
-    for i in range(400) { y = y * 1.0001 + 0.5 }
+    for i in range(1000) { y = y * 1.0001 + 0.5 }
     return y.sum()
 }
 long(ones(2))
-let big = ones(16000000)";
+let big = ones(32000000)";
         assert_eq!(value_of(&mut interpreter, setup), None);
         let started = std::time::Instant::now();
         let outcome = interrupted_in_compiled_code(&mut interpreter, "long(big)");

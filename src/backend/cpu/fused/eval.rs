@@ -428,11 +428,9 @@ impl Context<'_> {
     fn input(&self, position: usize, slot: &mut Slot, segment: Segment) -> State {
         let operand = &self.operands[position];
         match operand.values() {
-            Values::F32(data) => gathered(operand, segment, data, &mut slot.storage.f32s, position),
-            Values::I64(data) => gathered(operand, segment, data, &mut slot.storage.i64s, position),
-            Values::Bool(data) => {
-                gathered(operand, segment, data, &mut slot.storage.bools, position)
-            }
+            Values::F32(data) => gathered(operand, segment, data, slot, position),
+            Values::I64(data) => gathered(operand, segment, data, slot, position),
+            Values::Bool(data) => gathered(operand, segment, data, slot, position),
         }
     }
 
@@ -518,7 +516,7 @@ fn gathered<T: Lane>(
     operand: &Operand<'_>,
     segment: Segment,
     data: &[T],
-    buffer: &mut Vec<T>,
+    slot: &mut Slot,
     position: usize,
 ) -> State {
     if let [value] = data {
@@ -527,7 +525,7 @@ fn gathered<T: Lane>(
     if operand.is_full() {
         return State::Operand(position);
     }
-    match operand.side(segment, data, buffer) {
+    match operand.side(segment, data, T::buffer(slot)) {
         Side::Splat(value) => State::Splat(value.to_scalar()),
         Side::Slice(_) => State::Buffer,
     }

@@ -49,9 +49,14 @@ impl Slot {
 /// Vectors for a segment's values, one per element type. A storage passes from instruction
 /// to instruction within a segment: once the last instruction that reads a value has run,
 /// the next one computed writes over it, so a kernel's scratch stays as small as the most
-/// values alive at once and keeps to the first-level cache.
+/// values alive at once and keeps to the first-level cache. The vectors are boxed so that
+/// handing a storage on moves one pointer (moving the three vectors themselves, for every
+/// instruction of every segment, stalled on the copies through the stack).
 #[derive(Default)]
-pub(crate) struct Storage {
+pub(crate) struct Storage(Option<Box<Vectors>>);
+
+#[derive(Default)]
+pub(crate) struct Vectors {
     pub f32s: Vec<f32>,
     pub i64s: Vec<i64>,
     pub bools: Vec<bool>,
@@ -59,7 +64,17 @@ pub(crate) struct Storage {
 
 impl Storage {
     pub fn holds_memory(&self) -> bool {
-        self.f32s.capacity() + self.i64s.capacity() + self.bools.capacity() > 0
+        self.0.is_some()
+    }
+
+    /// The vectors, made empty on first use.
+    pub fn vectors(&mut self) -> &mut Vectors {
+        self.0.get_or_insert_default()
+    }
+
+    /// The vectors, if any were made.
+    pub fn made(&self) -> Option<&Vectors> {
+        self.0.as_deref()
     }
 }
 
@@ -74,10 +89,10 @@ macro_rules! lane {
     ($t:ty, $field:ident, $variant:ident) => {
         impl Lane for $t {
             fn buffer(slot: &mut Slot) -> &mut Vec<$t> {
-                &mut slot.storage.$field
+                &mut slot.storage.vectors().$field
             }
             fn values(slot: &Slot) -> &[$t] {
-                &slot.storage.$field
+                slot.storage.made().map_or(&[], |vectors| &vectors.$field)
             }
             fn data<'a>(values: &'a Values<'_>) -> Option<&'a [$t]> {
                 match values {
