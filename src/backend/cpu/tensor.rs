@@ -126,15 +126,18 @@ impl Element for f32 {
         };
         let first = *values.first()?;
         let mut lanes = [first; 32];
-        let mut nan = false;
+        // Per lane, whether it met a `NaN`: kept in vector registers (one flag folded into
+        // a scalar after every vector made a chain that bounded the scan).
+        let mut unordered = [false; 32];
         let chunks = values.chunks_exact(32);
         let rest = chunks.remainder();
         for chunk in chunks {
-            for (lane, &value) in lanes.iter_mut().zip(chunk) {
+            for ((lane, flag), &value) in lanes.iter_mut().zip(&mut unordered).zip(chunk) {
                 *lane = pick(*lane, value);
-                nan |= value.is_nan();
+                *flag |= value.is_nan();
             }
         }
+        let mut nan = unordered.iter().any(|&flag| flag);
         for &value in rest {
             nan |= value.is_nan();
             lanes[0] = pick(lanes[0], value);
