@@ -127,11 +127,6 @@ fn deaths(kernel: &FusedKernel) -> Vec<(usize, usize)> {
     deaths
 }
 
-/// The shortest segment whose values share storages: a shorter one's scratch is small
-/// anyway, and handing storages around costs more than it saves (a kernel of 64
-/// instructions on 4 elements ran about a tenth slower).
-const RECYCLED_FROM: usize = 256;
-
 /// What every task shares.
 pub(crate) struct Context<'k> {
     pub kernel: &'k FusedKernel,
@@ -254,10 +249,7 @@ impl Context<'_> {
     ) {
         scratch.kept = 0;
         let rows = self.rows_of(segment);
-        let recycle = segment.len >= RECYCLED_FROM;
-        if recycle {
-            scratch.reclaim();
-        }
+        scratch.reclaim();
         let mut buried = 0;
         if let Some(spread) = spread.as_deref_mut() {
             spread.plan(scratch.settled.iter().filter(|settled| !**settled).count());
@@ -269,11 +261,8 @@ impl Context<'_> {
             if let Some(spread) = spread.as_deref_mut() {
                 spread.step();
             }
-            if recycle {
-                buried = scratch.bury(index, buried);
-                let storage = scratch.free.pop().unwrap_or_default();
-                scratch.slots[index].storage = storage;
-            }
+            buried = scratch.bury(index, buried);
+            scratch.slots[index].storage = scratch.free.pop().unwrap_or_default();
             // Kept instructions read kept values; those that keep read per-element ones.
             let keeps = matches!(instr.kind, InstrKind::Keep(..) | InstrKind::Position(_));
             // A reduction reads the elements of the rows it computes a value for.
@@ -309,7 +298,7 @@ impl Context<'_> {
                 }
             }
             // A value that is one number or an operand's slice needs no storage.
-            if recycle && !matches!(slot.state, State::Buffer) {
+            if !matches!(slot.state, State::Buffer) {
                 release(&mut scratch.free, &mut slot.storage);
             }
             // Only after the result is stored: kept in registers until then (held across
