@@ -6,8 +6,8 @@
 //! per-row value then holds one value per row of the segment, repeated along the rows for the
 //! per-element instructions that read it) and computes every instruction over a
 //! segment into scratch storages that stay in cache and are reused from segment to segment
-//! (and, in segments of 256 elements or more, passed on from a value no instruction reads
-//! any more to the next one computed), so nothing is allocated per segment; constants and
+//! (and passed on from a value no instruction reads any more to the next one computed), so
+//! nothing is allocated per segment; constants and
 //! operand reads that are the same in every segment are computed in a task's first segment
 //! only. Each instruction is the same element function the unfused kernel applies
 //! (`graph::semantics`), and reductions use the same accumulators in the same blocks
