@@ -55,7 +55,9 @@ pub fn in_process(path: &Path, text: &str, limit: Duration) -> Problems {
         ("graph", &graphs),
     ] {
         let expected = |problem: &&String| {
-            mode == "eager" && eager_may_run_long(text) && problem.starts_with(UNFINISHED)
+            runs_eagerly(mode == "eager", text)
+                && eager_may_run_long(text)
+                && problem.starts_with(UNFINISHED)
         };
         problems.extend(
             outcome
@@ -122,6 +124,12 @@ impl Files {
 /// thousand times eagerly. The compiled run still has the time limit.
 fn eager_may_run_long(text: &str) -> bool {
     text.contains("eager-differs")
+}
+
+/// Whether a run of `text` is eager: asked to be, or a run of a program that compiles nothing
+/// (a mutant may have lost its `@compile`).
+fn runs_eagerly(eager: bool, text: &str) -> bool {
+    eager || !text.contains("@compile")
 }
 
 /// Whether compiled and eager runs of `text` must agree: not when it asks whether it is
@@ -352,7 +360,8 @@ pub fn in_children(path: &Path, text: &str, limits: Limits) -> Problems {
         vec!["check", file.as_str()],
     ] {
         let child = child(&directory, &args, "", limits);
-        let expected = args.contains(&"--eager") && eager_may_run_long(text) && child.timed_out;
+        let eager = runs_eagerly(args.contains(&"--eager"), text) && args.contains(&"run");
+        let expected = eager && eager_may_run_long(text) && child.timed_out;
         if !expected {
             problems.extend(
                 child_problems(&child)
