@@ -55,7 +55,8 @@ pub fn in_process(path: &Path, text: &str, limit: Duration) -> Problems {
         ("graph", &graphs),
     ] {
         let expected = |problem: &&String| {
-            runs_eagerly(mode == "eager", text)
+            matches!(mode, "compiled" | "eager")
+                && runs_eagerly(mode == "eager", text)
                 && eager_may_run_long(text)
                 && problem.starts_with(UNFINISHED)
         };
@@ -360,7 +361,7 @@ pub fn in_children(path: &Path, text: &str, limits: Limits) -> Problems {
         vec!["check", file.as_str()],
     ] {
         let child = child(&directory, &args, "", limits);
-        let eager = runs_eagerly(args.contains(&"--eager"), text) && args.contains(&"run");
+        let eager = args.contains(&"run") && runs_eagerly(args.contains(&"--eager"), text);
         let expected = eager && eager_may_run_long(text) && child.timed_out;
         if !expected {
             problems.extend(

@@ -4,12 +4,11 @@
 //! or, in a kernel that reduces rows, runs of whole rows. A task walks its part in segments
 //! (chunks of [`CHUNK`] elements, or as many whole rows as fit in one, at least one; a
 //! per-row value then holds one value per row of the segment, repeated along the rows for the
-//! per-element instructions that read it) and computes every instruction over a
-//! segment into scratch storages that stay in cache and are reused from segment to segment
-//! (and passed on from a value no instruction reads any more to the next one computed), so
-//! nothing is allocated per segment; constants and
-//! operand reads that are the same in every segment are computed in a task's first segment
-//! only. Each instruction is the same element function the unfused kernel applies
+//! per-element instructions that read it) and computes every instruction over a segment
+//! into scratch storages that stay in cache, are reused from segment to segment and are
+//! passed on from a value no instruction reads any more to the next one computed, so nothing
+//! is allocated per segment; constants and operand reads that are the same in every segment
+//! are computed in a task's first segment only. Each instruction is the same element function the unfused kernel applies
 //! (`graph::semantics`), and reductions use the same accumulators in the same blocks
 //! (`fold`), so fused results are bitwise equal to unfused ones.
 //!

@@ -46,15 +46,16 @@ impl Slot {
     }
 }
 
-/// Vectors for a segment's values, one per element type. A storage passes from instruction
-/// to instruction within a segment: once the last instruction that reads a value has run,
-/// the next one computed writes over it, so a kernel's scratch stays as small as the most
-/// values alive at once and keeps to the first-level cache. The vectors are boxed so that
-/// handing a storage on moves one pointer (moving the three vectors themselves, for every
-/// instruction of every segment, stalled on the copies through the stack).
+/// Where a slot computes its values: [`Vectors`], made on first use. A storage passes from
+/// instruction to instruction within a segment: once the last instruction that reads a value
+/// has run, the next one computed writes over it, so a kernel's scratch stays as small as
+/// the most values alive at once and keeps to the first-level cache. The vectors are boxed
+/// so that handing a storage on moves one pointer (moving the three vectors themselves, for
+/// every instruction of every segment, stalled on the copies through the stack).
 #[derive(Default)]
 pub(crate) struct Storage(Option<Box<Vectors>>);
 
+/// Vectors for a segment's values, one per element type.
 #[derive(Default)]
 pub(crate) struct Vectors {
     pub f32s: Vec<f32>,

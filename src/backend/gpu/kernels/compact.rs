@@ -194,10 +194,6 @@ impl Gpu {
         dim: usize,
     ) -> Result<Tensor, KernelError> {
         check_counts(counts)?;
-        if size == 0 {
-            self.running_totals(counts, size, dim)?;
-            return self.alloc(DType::I64, &[0]);
-        }
         let (totals, total) = self.running_totals(counts, size, dim)?;
         let total = guard_count(total)?;
         let positions = self.alloc(DType::I64, &[total])?;
