@@ -28,7 +28,6 @@ use super::super::error::KernelError;
 use super::super::prefetch::{Intent, Spread};
 use super::Buffer;
 use super::eval::{Context, Scratch};
-use super::layout::Values;
 use super::partition::Partition;
 use super::slot::{Lane, Segment, Side};
 use crate::backend::interrupt::Interrupt;
@@ -228,19 +227,7 @@ impl Target<'_> {
             return;
         }
         let len = RUN.min(self.segments.total - start);
-        for operand in self
-            .context
-            .operands
-            .iter()
-            .filter(|operand| operand.is_full())
-        {
-            let (address, size) = match operand.values() {
-                Values::F32(data) => (data.as_ptr().addr(), size_of::<f32>()),
-                Values::I64(data) => (data.as_ptr().addr(), size_of::<i64>()),
-                Values::Bool(data) => (data.as_ptr().addr(), size_of::<bool>()),
-            };
-            spread.push(address.wrapping_add(start * size), len * size, Intent::Read);
-        }
+        self.context.inputs_of(Segment { start, len }, None, spread);
     }
 
     /// The values of run `run`.

@@ -1,7 +1,7 @@
 //! Computing a fused kernel's instructions over one task's segments.
 
 use super::super::error::{KernelError, format_shape};
-use super::super::prefetch::Spread;
+use super::super::prefetch::{Intent, Spread};
 use super::lanes::{self, binary, cast, keep, positions, select, unary, write};
 use super::layout::{Operand, Values};
 use super::slot::{Lane, Segment, Side, Slot, State, Storage, View, zero};
@@ -46,6 +46,8 @@ pub(crate) struct Scratch {
     /// per-element instruction that reads it: `(instruction, slot)`, swapped into the
     /// instruction's place while the reader computes.
     spread_rows: Vec<(usize, Slot)>,
+    /// The next segment's inputs, asked for while this one is computed.
+    ahead: Spread,
 }
 
 impl Scratch {
@@ -63,6 +65,7 @@ impl Scratch {
             free: Vec::new(),
             deaths: deaths(kernel),
             spread_rows: Vec::new(),
+            ahead: Spread::default(),
         }
     }
 
@@ -152,8 +155,19 @@ impl Context<'_> {
             })
             .collect();
         let (mut element_offset, mut kept_offset, mut row_offset) = (0, 0, 0);
-        for segment in &task.segments {
-            self.segment(*segment, scratch, &mut result.failure, None, None);
+        // Each output written or folded after a segment is one more step to spread the
+        // next segment's requests over.
+        let after = (self.kernel.outputs.iter())
+            .filter(|output| !matches!(output.kind, OutputKind::Count(_)))
+            .count();
+        let mut ahead = std::mem::take(&mut scratch.ahead);
+        for (index, segment) in task.segments.iter().enumerate() {
+            ahead.clear();
+            if let Some(next) = task.segments.get(index + 1) {
+                self.inputs_of(*next, None, &mut ahead);
+            }
+            let spread = Some((&mut ahead, after));
+            self.segment(*segment, scratch, &mut result.failure, None, spread);
             let rows = self.rows_of(*segment);
             let kept = Segment {
                 start: 0,
@@ -169,6 +183,7 @@ impl Context<'_> {
                 let (OutputKind::Values(value) | OutputKind::Total(_, value)) = output.kind else {
                     continue;
                 };
+                ahead.step();
                 let slot = &scratch.slots[value];
                 let operands = self.operands;
                 match self.kernel.body[value].domain {
@@ -187,10 +202,12 @@ impl Context<'_> {
                     }
                 }
             }
+            ahead.finish();
             element_offset += segment.len;
             kept_offset += scratch.kept;
             row_offset += rows.len;
         }
+        scratch.ahead = ahead;
         result.totals = totals
             .into_iter()
             .map(|total| total.map(Accumulator::finish))
@@ -198,15 +215,25 @@ impl Context<'_> {
         result
     }
 
-    /// The mask's flags over `segment`, computing only the instructions it depends on.
+    /// The mask's flags over `segment`, computing only the instructions it depends on, and
+    /// asking for their inputs over `next` meanwhile.
     pub fn flags<'s>(
         &'s self,
         segment: Segment,
+        next: Option<Segment>,
         scratch: &'s mut Scratch,
         needed: &[bool],
         mask: usize,
     ) -> Side<'s, bool> {
-        self.segment(segment, scratch, &mut None, Some(needed), None);
+        let mut ahead = std::mem::take(&mut scratch.ahead);
+        ahead.clear();
+        if let Some(next) = next {
+            self.inputs_of(next, Some(needed), &mut ahead);
+        }
+        let spread = Some((&mut ahead, 0));
+        self.segment(segment, scratch, &mut None, Some(needed), spread);
+        ahead.finish();
+        scratch.ahead = ahead;
         let view = View {
             slot: &scratch.slots[mask],
             operands: self.operands,
@@ -225,7 +252,31 @@ impl Context<'_> {
         failure: &mut Option<(usize, KernelError)>,
         spread: &mut Spread,
     ) {
-        self.segment(segment, scratch, failure, None, Some(spread));
+        self.segment(segment, scratch, failure, None, Some((&mut *spread, 0)));
+        spread.finish();
+    }
+
+    /// Adds to `spread` the elements over `segment` of each full-shape operand that an
+    /// input instruction reads (of those `only` marks).
+    pub fn inputs_of(&self, segment: Segment, only: Option<&[bool]>, spread: &mut Spread) {
+        for (index, instr) in self.kernel.body.iter().enumerate() {
+            let InstrKind::Input(position) = instr.kind else {
+                continue;
+            };
+            let Some(operand) = self.operands.get(position) else {
+                continue;
+            };
+            if !operand.is_full() || only.is_some_and(|needed| !needed[index]) {
+                continue;
+            }
+            let (address, size) = match operand.values() {
+                Values::F32(data) => (data.as_ptr().addr(), size_of::<f32>()),
+                Values::I64(data) => (data.as_ptr().addr(), size_of::<i64>()),
+                Values::Bool(data) => (data.as_ptr().addr(), size_of::<bool>()),
+            };
+            let start = address.wrapping_add(segment.start * size);
+            spread.push(start, segment.len * size, Intent::Read);
+        }
     }
 
     /// Instruction `value`'s values over `segment` (for a kept value, over the kept elements)
@@ -238,27 +289,32 @@ impl Context<'_> {
         }
     }
 
-    /// Computes every instruction (or those `only` marks) over one segment.
+    /// Computes every instruction (or those `only` marks) over one segment. The memory in
+    /// `spread` is spread over the instructions computed and the steps the caller takes
+    /// after them (the second number); the caller asks for what is left.
     fn segment(
         &self,
         segment: Segment,
         scratch: &mut Scratch,
         failure: &mut Option<(usize, KernelError)>,
         only: Option<&[bool]>,
-        mut spread: Option<&mut Spread>,
+        mut spread: Option<(&mut Spread, usize)>,
     ) {
         scratch.kept = 0;
         let rows = self.rows_of(segment);
         scratch.reclaim();
         let mut buried = 0;
-        if let Some(spread) = spread.as_deref_mut() {
-            spread.plan(scratch.settled.iter().filter(|settled| !**settled).count());
+        let computed =
+            |index: usize| !scratch.settled[index] && only.is_none_or(|needed| needed[index]);
+        if let Some((spread, after)) = spread.as_mut() {
+            let steps = (0..self.kernel.body.len()).filter(|&index| computed(index));
+            spread.plan(steps.count() + *after);
         }
         for (index, instr) in self.kernel.body.iter().enumerate() {
             if scratch.settled[index] || only.is_some_and(|needed| !needed[index]) {
                 continue;
             }
-            if let Some(spread) = spread.as_deref_mut() {
+            if let Some((spread, _)) = spread.as_mut() {
                 spread.step();
             }
             buried = scratch.bury(index, buried);
@@ -306,9 +362,6 @@ impl Context<'_> {
             for (operand, values) in &mut scratch.spread_rows[..spread] {
                 std::mem::swap(&mut done[*operand], values);
             }
-        }
-        if let Some(spread) = spread {
-            spread.finish();
         }
     }
 

@@ -8,9 +8,16 @@
 //! into scratch storages that stay in cache, are reused from segment to segment and are
 //! passed on from a value no instruction reads any more to the next one computed, so nothing
 //! is allocated per segment; constants and operand reads that are the same in every segment
-//! are computed in a task's first segment only. Each instruction is the same element function the unfused kernel applies
-//! (`graph::semantics`), and reductions use the same accumulators in the same blocks
-//! (`fold`), so fused results are bitwise equal to unfused ones.
+//! are computed in a task's first segment only. While a task computes a segment, it asks
+//! for the next segment's inputs, a share before each instruction and before each output it
+//! writes or folds ([`prefetch::Spread`](super::prefetch::Spread)); so does the pass that
+//! counts a mask's kept elements. Without the requests, a sum over kept values took 5 to
+//! 17% longer and `x[x > 0]` 3 to 10% (varying from one sitting to the next); with requests
+//! only between instructions, a kernel of two operands and two short instructions asked for
+//! 64 lines at a time and took a quarter longer than with none. Each instruction is the
+//! same element function the unfused kernel applies (`graph::semantics`), and reductions use
+//! the same accumulators in the same blocks (`fold`), so fused results are bitwise equal to
+//! unfused ones.
 //!
 //! Element errors (integer division by zero, a negative integer power, an extremum over an
 //! empty row) do not stop the pass; the error of the earliest instruction that failed

@@ -231,9 +231,12 @@ fn mask_counts(context: &Context<'_>, numel: usize, mask: usize) -> Vec<usize> {
     let needed = dependencies(context.kernel, mask);
     let mut counts = vec![0; numel.div_ceil(CHUNK)];
     let fill = |scratch: &mut Scratch, (block, counts): (usize, &mut [usize])| {
+        let len = counts.len();
         for (index, count) in counts.iter_mut().enumerate() {
-            let segment = grid_segment(block * (BLOCK / CHUNK) + index, numel);
-            *count = match context.flags(segment, scratch, &needed, mask) {
+            let at = block * (BLOCK / CHUNK) + index;
+            let segment = grid_segment(at, numel);
+            let next = (index + 1 < len).then(|| grid_segment(at + 1, numel));
+            *count = match context.flags(segment, next, scratch, &needed, mask) {
                 Side::Splat(flag) => usize::from(flag) * segment.len,
                 Side::Slice(flags) => count_set(flags),
             };
@@ -320,7 +323,7 @@ fn kept_blocks(
     let locate = |scratch: &mut Scratch, &(index, rank): &(usize, usize)| {
         let segment = grid_segment(index, numel);
         segment.start
-            + match context.flags(segment, scratch, &needed, mask) {
+            + match context.flags(segment, None, scratch, &needed, mask) {
                 Side::Splat(_) => rank,
                 Side::Slice(flags) => nth_set(flags, rank),
             }
