@@ -304,14 +304,12 @@ impl Context<'_> {
         let rows = self.rows_of(segment);
         scratch.reclaim();
         let mut buried = 0;
-        let computed =
-            |index: usize| !scratch.settled[index] && only.is_none_or(|needed| needed[index]);
         if let Some((spread, after)) = spread.as_mut() {
-            let steps = (0..self.kernel.body.len()).filter(|&index| computed(index));
+            let steps = (0..self.kernel.body.len()).filter(|&index| computes(scratch, only, index));
             spread.plan(steps.count() + *after);
         }
         for (index, instr) in self.kernel.body.iter().enumerate() {
-            if scratch.settled[index] || only.is_some_and(|needed| !needed[index]) {
+            if !computes(scratch, only, index) {
                 continue;
             }
             if let Some((spread, _)) = spread.as_mut() {
@@ -499,6 +497,12 @@ impl Context<'_> {
             }
         })
     }
+}
+
+/// Whether a segment computes instruction `index`: it is not settled, and `only` (if given)
+/// marks it.
+fn computes(scratch: &Scratch, only: Option<&[bool]>, index: usize) -> bool {
+    !scratch.settled[index] && only.is_none_or(|needed| needed[index])
 }
 
 /// Each of the first `rows` values of `source` (held in its buffer) `length` times, into
