@@ -2,7 +2,8 @@
 # TSL's 1024 x 1024 f32 product against OpenBLAS's sgemm in one process (bench/openblas), for
 # BENCHMARKS.md. PYTHON is the interpreter of a virtual environment that has numpy; its
 # bundled OpenBLAS is the library measured (TSL_OPENBLAS=/path/to/libopenblas.so picks
-# another). Arguments after the script's name go to the program: SIZE ROUNDS BLOCK SKIP.
+# another). Arguments after the script's name go to the program: SIZE ROUNDS CALLS SETTLE
+# (timed calls per block, and milliseconds each block runs untimed first).
 #
 #     PYTHON=/path/to/venv/bin/python bench/openblas.sh
 set -euo pipefail

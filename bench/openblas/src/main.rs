@@ -4,13 +4,15 @@
 //!
 //! Calls alternate in blocks rather than one by one because OpenBLAS's threads keep spinning
 //! for tens of milliseconds after a call, and a product that starts meanwhile shares the cores
-//! with them: its first calls are dropped from each block (`skip`).
+//! with them: each block first calls its product for `SETTLE` milliseconds untimed, then
+//! times `CALLS` calls. A count of calls to drop would not do: 25 calls of a 500 x 500
+//! product last 15 ms, less than the spinning, and such blocks ran at half speed.
 //!
-//! Usage: `openblas-pair LIBRARY [SIZE [ROUNDS [BLOCK [SKIP]]]]`, where LIBRARY is the path of
-//! an OpenBLAS shared library built with 64-bit integers, as NumPy bundles one
+//! Usage: `openblas-pair LIBRARY [SIZE [ROUNDS [CALLS [SETTLE]]]]`, where LIBRARY is the path
+//! of an OpenBLAS shared library built with 64-bit integers, as NumPy bundles one
 //! (`bench/openblas.sh` finds it) and distributions ship as `libopenblas64`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::SeedableRng;
@@ -115,21 +117,22 @@ fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let library = args
         .first()
-        .ok_or("usage: openblas-pair LIBRARY [SIZE [ROUNDS [BLOCK [SKIP]]]]")?;
+        .ok_or("usage: openblas-pair LIBRARY [SIZE [ROUNDS [CALLS [SETTLE]]]]")?;
     let number = |index: usize, default: usize| -> Result<usize, String> {
         args.get(index).map_or(Ok(default), |text| {
             text.parse().map_err(|_| format!("not a count: {text}"))
         })
     };
-    let (size, rounds, block, skip) = (
+    let (size, rounds, calls, settle) = (
         number(1, 1024)?,
         number(2, 10)?,
-        number(3, 75)?,
-        number(4, 25)?,
+        number(3, 50)?,
+        number(4, 100)?,
     );
-    if skip >= block {
-        return Err("SKIP must be smaller than BLOCK".into());
+    if rounds == 0 || calls == 0 {
+        return Err("ROUNDS and CALLS must be at least 1".into());
     }
+    let settle = Duration::from_millis(settle as u64);
     let blas = OpenBlas::load(library)?;
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let left = randn(&[size, size], &mut rng).map_err(|error| error.to_string())?;
@@ -152,23 +155,29 @@ fn main() -> Result<(), String> {
         return Err("the two products differ".into());
     }
 
-    let time_block = |which: usize| -> f64 {
-        let mut times = Vec::with_capacity(block);
-        for call in 0..block {
-            let start = Instant::now();
-            if which == 0 {
-                drop(std::hint::black_box(matmul(&left, &right)));
-            } else {
-                drop(std::hint::black_box(blas.product(
-                    &left_values,
-                    &right_values,
-                    size,
-                )));
-            }
-            if call >= skip {
-                times.push(start.elapsed().as_secs_f64() * 1e3);
-            }
+    let call = |which: usize| {
+        if which == 0 {
+            drop(std::hint::black_box(matmul(&left, &right)));
+        } else {
+            drop(std::hint::black_box(blas.product(
+                &left_values,
+                &right_values,
+                size,
+            )));
         }
+    };
+    let time_block = |which: usize| -> f64 {
+        let begin = Instant::now();
+        while begin.elapsed() < settle {
+            call(which);
+        }
+        let mut times: Vec<f64> = (0..calls)
+            .map(|_| {
+                let start = Instant::now();
+                call(which);
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
         median(&mut times)
     };
     let (mut tsl, mut openblas, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
@@ -186,13 +195,16 @@ fn main() -> Result<(), String> {
         openblas.push(times[1]);
         ratios.push(times[0] / times[1]);
     }
+    let (lowest, highest) = ratios
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(low, high), &ratio| {
+            (low.min(ratio), high.max(ratio))
+        });
     println!(
-        "medians: TSL {:.3} ms, OpenBLAS {:.3} ms, TSL / OpenBLAS {:.3} (rounds {:.3} to {:.3})",
+        "medians: TSL {:.3} ms, OpenBLAS {:.3} ms, TSL / OpenBLAS {:.3} (rounds {lowest:.3} to {highest:.3})",
         median(&mut tsl),
         median(&mut openblas),
         median(&mut ratios),
-        ratios[0],
-        ratios[ratios.len() - 1],
     );
     Ok(())
 }
