@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::backend::interrupt::Interrupt;
 
 use super::elementwise::PARALLEL_THRESHOLD;
-use super::tensor::Element;
+use super::tensor::{Element, scan_extremum};
 use crate::dtype::Scalar;
 
 /// The length of the blocks a long lane is folded in.
@@ -48,6 +48,45 @@ pub(crate) fn fold_lane<T: Copy + Send + Sync, F: Fold<T>>(values: &[T]) -> T {
         })
         .collect();
     F::of(&parts)
+}
+
+/// A fold that can take a whole row of `L` elements at once, for `L` below 16, giving the
+/// bits of [`Fold::of`] on that row.
+pub(crate) trait RowFold<T: Copy>: Fold<T> {
+    fn row<const L: usize>(row: &[T; L]) -> T;
+}
+
+/// Each consecutive row of `length` elements of `values` folded by `F`, into the matching
+/// element of `out` (the bits of [`fold_lane`] on each row; `out` has one element per row).
+/// Rows of fewer than 16 elements run code made for their length, which the compiler
+/// unrolls: a row then costs its additions or comparisons, where a call per row, with the
+/// set-up for lanes of any length, cost several times as much (a row softmax over rows of
+/// 4 spent half its time in those calls).
+pub(crate) fn fold_rows<T: Copy + Send + Sync, F: RowFold<T>>(
+    values: &[T],
+    length: usize,
+    out: &mut [T],
+) {
+    macro_rules! by_length {
+        ($($l:literal)*) => {
+            match length {
+                $($l => {
+                    for (total, row) in out.iter_mut().zip(values.chunks_exact($l)) {
+                        if let Some(row) = row.first_chunk::<$l>() {
+                            *total = F::row::<$l>(row);
+                        }
+                    }
+                })*
+                0 => out.fill(F::of(&[])),
+                _ => {
+                    for (total, row) in out.iter_mut().zip(values.chunks_exact(length)) {
+                        *total = fold_lane::<T, F>(row);
+                    }
+                }
+            }
+        };
+    }
+    by_length!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
 /// A float sum with eight accumulators, which vectorises and loses less precision than one.
@@ -146,6 +185,17 @@ impl Fold<f32> for SumF32 {
     }
 }
 
+impl RowFold<f32> for SumF32 {
+    /// A row shorter than a cascade: its rows of eight into the accumulators, then the
+    /// rest, as [`SumF32::of`] adds them when no cascade completes.
+    #[inline]
+    fn row<const L: usize>(row: &[f32; L]) -> f32 {
+        const { assert!(L < CASCADE * 8) };
+        let (rows, rest) = row.split_at(L - L % 8);
+        combine(add_rows([0.0; 8], rows), rest)
+    }
+}
+
 /// Levels of partial totals [`SumF32::of`] keeps in locals: enough for lanes of fewer than
 /// 2,048 elements.
 const SHORT_LEVELS: usize = 4;
@@ -223,6 +273,13 @@ impl Fold<f32> for ProdF32 {
     }
 }
 
+impl RowFold<f32> for ProdF32 {
+    #[inline]
+    fn row<const L: usize>(row: &[f32; L]) -> f32 {
+        row.iter().fold(1.0, |product, &x| product * x)
+    }
+}
+
 /// A wrapping integer sum.
 #[derive(Default)]
 pub(crate) struct SumI64(i64);
@@ -292,6 +349,14 @@ impl<T: Element, const LARGEST: bool> Fold<T> for Best<T, LARGEST> {
     }
     fn finish(self) -> T {
         self.0.unwrap_or_else(|| T::from_scalar(Scalar::Int(0)))
+    }
+}
+
+impl<T: Element, const LARGEST: bool> RowFold<T> for Best<T, LARGEST> {
+    /// The scan [`Element::extremum`] answers as, for rows too short for anything else.
+    #[inline]
+    fn row<const L: usize>(row: &[T; L]) -> T {
+        scan_extremum(row, LARGEST).unwrap_or_else(|| T::from_scalar(Scalar::Int(0)))
     }
 }
 
@@ -406,6 +471,56 @@ mod tests {
                 assert!(error < 5e-7, "{value}: {total} against {exact} ({error:e})");
             }
         }
+    }
+
+    /// Each row of `values` folded by [`fold_rows`] against [`fold_lane`] on the row, bit
+    /// for bit, at every row length through the short ones and past them.
+    fn rows_agree<T: Element + Send + Sync, F: RowFold<T>>(values: &[T], bits: impl Fn(T) -> u64) {
+        for length in 0..=20 {
+            let rows = values.len() / length.max(1);
+            let values = &values[..rows * length];
+            let mut out = vec![T::default(); rows];
+            fold_rows::<T, F>(values, length, &mut out);
+            for (row, &total) in out.iter().enumerate() {
+                let lane = &values[row * length..(row + 1) * length];
+                assert_eq!(
+                    bits(total),
+                    bits(fold_lane::<T, F>(lane)),
+                    "row {row} of {length}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn folding_short_rows_is_folding_each_row() {
+        // Zeros of both signs (a row of `-0.0` sums to `0.0`), values whose order of addition
+        // shows in the sum, infinities of both signs and a few NaNs.
+        let floats: Vec<f32> = (0..2000)
+            .map(|i| match i % 97 {
+                0..=3 => -0.0,
+                10 => 0.0,
+                20 => f32::INFINITY,
+                30 => f32::NEG_INFINITY,
+                40 if i > 1000 => f32::NAN,
+                50 => 1e30,
+                _ => (i as f32 * 0.37).sin() * 1e3,
+            })
+            .collect();
+        // Every NaN alike: which operand's payload an addition keeps is not observable.
+        let bits = |x: f32| u64::from(if x.is_nan() { f32::NAN } else { x }.to_bits());
+        rows_agree::<f32, SumF32>(&floats, bits);
+        rows_agree::<f32, ProdF32>(&floats, bits);
+        rows_agree::<f32, Best<f32, true>>(&floats, bits);
+        rows_agree::<f32, Best<f32, false>>(&floats, bits);
+        rows_agree::<f32, SumF32>(&vec![-0.0; 300], bits);
+        rows_agree::<f32, Best<f32, true>>(&vec![-0.0; 300], bits);
+        let ints: Vec<i64> = (0..2000).map(|i| (i * 7919) % 2001 - 1000).collect();
+        rows_agree::<i64, Best<i64, true>>(&ints, |x| x as u64);
+        rows_agree::<i64, Best<i64, false>>(&ints, |x| x as u64);
+        let flags: Vec<bool> = (0..2000).map(|i| i % 13 == 0).collect();
+        rows_agree::<bool, Best<bool, true>>(&flags, u64::from);
+        rows_agree::<bool, Best<bool, false>>(&flags, u64::from);
     }
 
     #[test]

@@ -11,7 +11,9 @@ use rayon::prelude::*;
 
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, checked_numel, dim_error, format_shape};
-use super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
+use super::fold::{
+    All, Any, Best, ProdF32, ProdI64, RowFold, SumF32, SumI64, fold_lane, fold_rows,
+};
 use super::tensor::{Element, Tensor, with_array};
 use crate::backend::memory::reserve_values;
 pub use crate::graph::op::ReduceOp;
@@ -108,10 +110,11 @@ fn reduced_axes(op: ReduceOp, ndim: usize, dims: Option<&[usize]>) -> Result<Vec
 
 fn arithmetic(op: ReduceOp, input: &Tensor, plan: &Plan) -> Result<Tensor> {
     match (op, input) {
-        (ReduceOp::Sum, Tensor::F32(array)) => lanes_map(array, plan, sum_float),
-        (ReduceOp::Prod, Tensor::F32(array)) => lanes_map(array, plan, product_float),
+        (ReduceOp::Sum, Tensor::F32(array)) => rows_map::<f32, SumF32>(array, plan, |x| x),
+        (ReduceOp::Prod, Tensor::F32(array)) => rows_map::<f32, ProdF32>(array, plan, |x| x),
         (ReduceOp::Mean, Tensor::F32(array)) => {
-            lanes_map(array, plan, |lane| sum_float(lane) / lane.len() as f32)
+            let count = plan.reduced as f32;
+            rows_map::<f32, SumF32>(array, plan, |total| total / count)
         }
         (ReduceOp::Sum, _) => lanes_map(&input.to_array::<i64>()?, plan, sum_integer),
         (ReduceOp::Prod, _) => lanes_map(&input.to_array::<i64>()?, plan, product_integer),
@@ -124,10 +127,49 @@ fn arithmetic(op: ReduceOp, input: &Tensor, plan: &Plan) -> Result<Tensor> {
 
 fn extremum<T: Element>(op: ReduceOp, array: &ArcArray<T, IxDyn>, plan: &Plan) -> Result<Tensor> {
     if op == ReduceOp::Max {
-        lanes_map(array, plan, fold_lane::<T, Best<T, true>>)
+        rows_map::<T, Best<T, true>>(array, plan, |x| x)
     } else {
-        lanes_map(array, plan, fold_lane::<T, Best<T, false>>)
+        rows_map::<T, Best<T, false>>(array, plan, |x| x)
     }
+}
+
+/// [`lanes_map`] of the fold `F`, then `then` on each result. Lanes of fewer than 16
+/// elements, laid out as rows, fold a block of rows at a time ([`fold_rows`]) instead of
+/// one call per lane.
+fn rows_map<T: Element, F: RowFold<T>>(
+    array: &ArcArray<T, IxDyn>,
+    plan: &Plan,
+    then: impl Fn(T) -> T + Send + Sync,
+) -> Result<Tensor> {
+    let each_lane = |lane: &[T]| then(fold_lane::<T, F>(lane));
+    if plan.reduced == 0 || plan.reduced >= 16 {
+        return lanes_map(array, plan, each_lane);
+    }
+    let lanes = lanes(array, plan)?;
+    let Some(values) = lanes.as_slice() else {
+        return lanes_map(array, plan, each_lane);
+    };
+    reserve_values::<T>(plan.kept)?;
+    let mut out = vec![T::default(); plan.kept];
+    let block = |(out, values): (&mut [T], &[T])| {
+        fold_rows::<T, F>(values, plan.reduced, out);
+        for value in out.iter_mut() {
+            *value = then(*value);
+        }
+    };
+    // Blocks of about PARALLEL_THRESHOLD elements, in parallel when there are several.
+    let rows = (PARALLEL_THRESHOLD / plan.reduced).max(1);
+    let width = rows * plan.reduced;
+    if plan.kept > rows {
+        (out.par_chunks_mut(rows).zip(values.par_chunks(width))).for_each(block);
+    } else {
+        out.chunks_mut(rows)
+            .zip(values.chunks(width))
+            .for_each(block);
+    }
+    ArrayD::from_shape_vec(IxDyn(&plan.out_shape), out)
+        .map(Tensor::from)
+        .map_err(|error| KernelError::Shape(error.to_string()))
 }
 
 /// `reduce` applied to each lane of `array` under `plan`.
@@ -175,14 +217,6 @@ fn lanes<'a, T: Element>(
     standard
         .into_shape_with_order((plan.kept, plan.reduced))
         .map_err(|error| KernelError::Shape(error.to_string()))
-}
-
-fn sum_float(values: &[f32]) -> f32 {
-    fold_lane::<f32, SumF32>(values)
-}
-
-fn product_float(values: &[f32]) -> f32 {
-    fold_lane::<f32, ProdF32>(values)
 }
 
 fn sum_integer(values: &[i64]) -> i64 {

@@ -413,7 +413,8 @@ impl Iterator for Elements<'_> {
 }
 
 /// The scan [`Element::extremum`] describes.
-fn scan_extremum<T: Element>(values: &[T], largest: bool) -> Option<T> {
+#[inline]
+pub(crate) fn scan_extremum<T: Element>(values: &[T], largest: bool) -> Option<T> {
     let mut best: Option<T> = None;
     for &value in values {
         match best {

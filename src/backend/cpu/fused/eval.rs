@@ -489,6 +489,20 @@ impl Context<'_> {
                 format_shape(self.shape)
             )));
         }
+        // Float rows fold straight into the slot's buffer, with code made for short rows.
+        let length = input.segment.len / rows.max(1);
+        if rows > 1
+            && length > 0
+            && (input.slot.dtype, slot.dtype) == (DType::F32, DType::F32)
+            && let Side::Slice(values) = input.side::<f32>()
+        {
+            let out = f32::buffer(slot);
+            out.clear();
+            out.resize(rows, 0.0);
+            if lanes::reduce_rows_f32(op, values, length, out).is_some() {
+                return Ok(State::Buffer);
+            }
+        }
         Ok(match input.slot.dtype {
             DType::F32 => reduce_rows::<f32>(input, slot, rows, |row| lanes::reduce_f32(op, row)),
             DType::I64 => reduce_rows::<i64>(input, slot, rows, |row| lanes::reduce_i64(op, row)),

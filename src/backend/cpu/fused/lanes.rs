@@ -3,7 +3,7 @@
 
 use super::super::compact::{Compress, keep_each, keep_positions, keep_slice};
 use super::super::error::KernelError;
-use super::super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane};
+use super::super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane, fold_rows};
 use super::super::tensor::Element;
 use super::eval::OutChunk;
 use super::layout::Operand;
@@ -183,6 +183,31 @@ pub(crate) fn reduce_f32(op: ReduceOp, values: &[f32]) -> Scalar {
         ReduceOp::Argmax | ReduceOp::Argmin | ReduceOp::All | ReduceOp::Any => 0.0,
     };
     Scalar::Float(f64::from(value))
+}
+
+/// [`reduce_f32`] of each consecutive row of `length` elements of `values`, one per element
+/// of `out`, for the reductions whose result is an `f32` (`None` for the others).
+pub(crate) fn reduce_rows_f32(
+    op: ReduceOp,
+    values: &[f32],
+    length: usize,
+    out: &mut [f32],
+) -> Option<()> {
+    match op {
+        ReduceOp::Sum => fold_rows::<f32, SumF32>(values, length, out),
+        ReduceOp::Mean => {
+            fold_rows::<f32, SumF32>(values, length, out);
+            let count = length as f32;
+            for total in out.iter_mut() {
+                *total /= count;
+            }
+        }
+        ReduceOp::Prod => fold_rows::<f32, ProdF32>(values, length, out),
+        ReduceOp::Max => fold_rows::<f32, Best<f32, true>>(values, length, out),
+        ReduceOp::Min => fold_rows::<f32, Best<f32, false>>(values, length, out),
+        ReduceOp::Argmax | ReduceOp::Argmin | ReduceOp::All | ReduceOp::Any => return None,
+    }
+    Some(())
 }
 
 pub(crate) fn reduce_i64(op: ReduceOp, values: &[i64]) -> Scalar {
