@@ -11,6 +11,8 @@
 
 use ndarray::{ArcArray, ArrayD, ArrayViewD, IxDyn, Zip};
 
+mod rows;
+
 use super::broadcast::broadcast_shapes;
 use super::error::{KernelError, Result, checked_numel, format_shape};
 
@@ -41,7 +43,7 @@ pub(crate) fn zip_map<A, B, O, F>(
 where
     A: Copy + Send + Sync,
     B: Copy + Send + Sync,
-    O: Send,
+    O: Copy + Default + Send + Sync,
     F: Fn(A, B) -> O + Send + Sync,
 {
     if let Some(&x) = only_element(left) {
@@ -52,6 +54,9 @@ where
     }
     let shape = broadcast_shapes(left.shape(), right.shape())?;
     let numel = checked_numel(&shape)?;
+    if let Some(result) = rows::zip_map(left, right, &shape, numel, &f) {
+        return result;
+    }
     let left = broadcast_view(left, &shape)?;
     let right = broadcast_view(right, &shape)?;
     let zip = Zip::from(left).and(right);
@@ -114,7 +119,7 @@ pub(crate) fn zip_map_reusing<T, F>(
     f: F,
 ) -> Result<ArcArray<T, IxDyn>>
 where
-    T: Copy + Send + Sync,
+    T: Copy + Default + Send + Sync,
     F: Fn(T, T) -> T + Send + Sync,
 {
     let shape = broadcast_shapes(left.shape(), right.shape())?;
@@ -142,6 +147,9 @@ where
         } else {
             target.mapv_inplace(|x| f(x, y));
         }
+        return Ok(());
+    }
+    if rows::update(target, other, &f) {
         return Ok(());
     }
     let shape = target.shape().to_vec();
