@@ -54,8 +54,8 @@ where
     }
     let shape = broadcast_shapes(left.shape(), right.shape())?;
     let numel = checked_numel(&shape)?;
-    if let Some(result) = rows::zip_map(left, right, &shape, numel, &f) {
-        return result;
+    if let Some(split) = rows::split(left, right, &shape) {
+        return rows::zip_map(&split, &shape, numel, &f);
     }
     let left = broadcast_view(left, &shape)?;
     let right = broadcast_view(right, &shape)?;

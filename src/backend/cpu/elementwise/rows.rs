@@ -56,7 +56,7 @@ impl<'a, T: Copy> Reads<'a, T> {
 }
 
 /// A broadcast shape split into `rows` rows of `inner` elements, and how each operand reads.
-struct Split<'a, A, B> {
+pub(super) struct Split<'a, A, B> {
     left: Reads<'a, A>,
     right: Reads<'a, B>,
     rows: usize,
@@ -66,7 +66,7 @@ struct Split<'a, A, B> {
 /// The first split of `shape` under which both operands read one of the three ways, with at
 /// least one element; `None` when there is none, when an operand is not in standard layout,
 /// or when neither operand is broadcast.
-fn split<'a, A: Copy, B: Copy>(
+pub(super) fn split<'a, A: Copy, B: Copy>(
     left: &'a ArrayViewD<'_, A>,
     right: &'a ArrayViewD<'_, B>,
     shape: &[usize],
@@ -93,36 +93,19 @@ fn block_rows(inner: usize) -> usize {
     (PARALLEL_THRESHOLD / inner.max(1)).max(1)
 }
 
-/// `f` over `left` and `right` broadcast to `shape` (of `numel` elements) by rows, or
-/// `None` when the pair does not broadcast by rows.
+/// `f` over a pair of operands broadcast to `shape` (of `numel` elements) by rows, under
+/// their [`split`].
 pub(super) fn zip_map<A, B, O, F>(
-    left: &ArrayViewD<'_, A>,
-    right: &ArrayViewD<'_, B>,
-    shape: &[usize],
-    numel: usize,
-    f: &F,
-) -> Option<Result<ArrayD<O>>>
-where
-    A: Copy + Send + Sync,
-    B: Copy + Send + Sync,
-    O: Copy + Default + Send + Sync,
-    F: Fn(A, B) -> O + Send + Sync,
-{
-    let split = split(left, right, shape)?;
-    Some(zip_rows(&split, shape, numel, f))
-}
-
-fn zip_rows<A, B, O, F>(
     split: &Split<'_, A, B>,
     shape: &[usize],
     numel: usize,
     f: &F,
 ) -> Result<ArrayD<O>>
 where
-    A: Copy + Send + Sync,
-    B: Copy + Send + Sync,
-    O: Copy + Default + Send + Sync,
-    F: Fn(A, B) -> O + Send + Sync,
+    A: Copy + Sync,
+    B: Copy + Sync,
+    O: Copy + Default + Send,
+    F: Fn(A, B) -> O + Sync,
 {
     let Split {
         left, right, inner, ..
@@ -263,8 +246,9 @@ mod tests {
         for &(a, b, shape) in pairs {
             let (left, right) = (array(a, 1), array(b, -7));
             let numel = shape.iter().product();
-            let result = zip_map(&left.view(), &right.view(), shape, numel, &f);
-            let result = result.expect("broadcasts by rows").unwrap();
+            let (left_view, right_view) = (left.view(), right.view());
+            let split = split(&left_view, &right_view, shape).expect("broadcasts by rows");
+            let result = zip_map(&split, shape, numel, &f).unwrap();
             assert_eq!(result, zipped(&left, &right, shape), "{a:?} with {b:?}");
             if a == shape {
                 let mut target = left.clone().into_shared();
@@ -279,23 +263,23 @@ mod tests {
         let f = |x: i64, y: i64| x - y;
         let (left, right) = (array(&[3, 4], 0), array(&[3, 1], 0));
         // The same shape: nothing is broadcast.
-        assert!(zip_map(&left.view(), &left.view(), &[3, 4], 12, &f).is_none());
+        assert!(split(&left.view(), &left.view(), &[3, 4]).is_none());
         // Neither per row nor per column: [3, 1, 4] against [1, 2, 1].
         let (odd, even) = (array(&[3, 1, 4], 0), array(&[1, 2, 1], 0));
-        assert!(zip_map(&odd.view(), &even.view(), &[3, 2, 4], 24, &f).is_none());
+        assert!(split(&odd.view(), &even.view(), &[3, 2, 4]).is_none());
         // A transposed view is not in standard layout.
         let transposed = array(&[4, 3], 0);
         let transposed = transposed.t();
-        assert!(zip_map(&transposed, &right.view(), &[3, 4], 12, &f).is_none());
+        assert!(split(&transposed, &right.view(), &[3, 4]).is_none());
         // A column of a wider array is not contiguous.
         let wide = array(&[3, 2], 0);
         let column = wide.slice(ndarray::s![.., 0..1]).into_dyn();
-        assert!(zip_map(&left.view(), &column, &[3, 4], 12, &f).is_none());
+        assert!(split(&left.view(), &column, &[3, 4]).is_none());
         let mut target = left.clone().into_shared();
         assert!(!update(&mut target, &column, &f));
         assert_eq!(target, left.into_shared());
         // No elements.
         let empty = array(&[0, 4], 0);
-        assert!(zip_map(&empty.view(), &array(&[0, 1], 0).view(), &[0, 4], 0, &f).is_none());
+        assert!(split(&empty.view(), &array(&[0, 1], 0).view(), &[0, 4]).is_none());
     }
 }
