@@ -54,8 +54,10 @@ where
     }
     let shape = broadcast_shapes(left.shape(), right.shape())?;
     let numel = checked_numel(&shape)?;
-    if let Some(split) = rows::split(left, right, &shape) {
-        return rows::zip_map(&split, &shape, numel, &f);
+    if let (Some(a), Some(b)) = (left.as_slice(), right.as_slice())
+        && let Some(split) = rows::split(left.shape(), right.shape(), &shape)
+    {
+        return rows::zip_map(a, b, &split, &shape, &f);
     }
     let left = broadcast_view(left, &shape)?;
     let right = broadcast_view(right, &shape)?;

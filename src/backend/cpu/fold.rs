@@ -50,15 +50,19 @@ pub(crate) fn fold_lane<T: Copy + Send + Sync, F: Fold<T>>(values: &[T]) -> T {
     F::of(&parts)
 }
 
-/// A fold that can take a whole row of `L` elements at once, for `L` below 16, giving the
-/// bits of [`Fold::of`] on that row.
+/// Rows shorter than this fold with code made for their length ([`fold_rows`], whose list
+/// of lengths runs from 1 to one below it).
+pub(crate) const SHORT_ROW: usize = 16;
+
+/// A fold that can take a whole row of `L` elements at once, for `L` below [`SHORT_ROW`],
+/// giving the bits of [`Fold::of`] on that row.
 pub(crate) trait RowFold<T: Copy>: Fold<T> {
     fn row<const L: usize>(row: &[T; L]) -> T;
 }
 
 /// Each consecutive row of `length` elements of `values` folded by `F`, into the matching
 /// element of `out` (the bits of [`fold_lane`] on each row; `out` has one element per row).
-/// Rows of fewer than 16 elements run code made for their length, which the compiler
+/// Rows shorter than [`SHORT_ROW`] run code made for their length, which the compiler
 /// unrolls: a row then costs its additions or comparisons, where a call per row, with the
 /// set-up for lanes of any length, cost several times as much (a row softmax over rows of
 /// 4 spent half its time in those calls).
@@ -86,6 +90,7 @@ pub(crate) fn fold_rows<T: Copy + Send + Sync, F: RowFold<T>>(
             }
         };
     }
+    const { assert!(SHORT_ROW == 16) };
     by_length!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
@@ -476,7 +481,7 @@ mod tests {
     /// Each row of `values` folded by [`fold_rows`] against [`fold_lane`] on the row, bit
     /// for bit, at every row length through the short ones and past them.
     fn rows_agree<T: Element + Send + Sync, F: RowFold<T>>(values: &[T], bits: impl Fn(T) -> u64) {
-        for length in 0..=20 {
+        for length in 0..SHORT_ROW + 5 {
             let rows = values.len() / length.max(1);
             let values = &values[..rows * length];
             let mut out = vec![T::default(); rows];

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, checked_numel, dim_error, format_shape};
 use super::fold::{
-    All, Any, Best, ProdF32, ProdI64, RowFold, SumF32, SumI64, fold_lane, fold_rows,
+    All, Any, Best, ProdF32, ProdI64, RowFold, SHORT_ROW, SumF32, SumI64, fold_lane, fold_rows,
 };
 use super::tensor::{Element, Tensor, with_array};
 use crate::backend::memory::reserve_values;
@@ -133,16 +133,16 @@ fn extremum<T: Element>(op: ReduceOp, array: &ArcArray<T, IxDyn>, plan: &Plan) -
     }
 }
 
-/// [`lanes_map`] of the fold `F`, then `then` on each result. Lanes of fewer than 16
-/// elements, laid out as rows, fold a block of rows at a time ([`fold_rows`]) instead of
-/// one call per lane.
+/// [`lanes_map`] of the fold `F`, then `then` on each result. Lanes shorter than
+/// [`SHORT_ROW`], laid out as rows, fold a block of rows at a time ([`fold_rows`]) instead
+/// of one call per lane.
 fn rows_map<T: Element, F: RowFold<T>>(
     array: &ArcArray<T, IxDyn>,
     plan: &Plan,
     then: impl Fn(T) -> T + Send + Sync,
 ) -> Result<Tensor> {
     let each_lane = |lane: &[T]| then(fold_lane::<T, F>(lane));
-    if plan.reduced == 0 || plan.reduced >= 16 {
+    if plan.reduced == 0 || plan.reduced >= SHORT_ROW {
         return lanes_map(array, plan, each_lane);
     }
     let lanes = lanes(array, plan)?;

@@ -12,15 +12,31 @@ use super::PARALLEL_THRESHOLD;
 use crate::backend::cpu::error::{KernelError, Result};
 use crate::backend::memory::scratch_vec;
 
-/// How an operand reads along a shape split into rows of `inner` elements.
-#[derive(Clone, Copy)]
-enum Reads<'a, T> {
+/// How an operand reads along a shape split into rows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
     /// Every element: row `r` is `values[r * inner..(r + 1) * inner]`.
-    Full(&'a [T]),
+    Full,
     /// One value per row, the same along the row.
-    PerRow(&'a [T]),
+    PerRow,
     /// One row, the same for every row.
-    PerColumn(&'a [T]),
+    PerColumn,
+}
+
+/// How an operand of shape `own` reads when broadcast to `shape` split after its first
+/// `split` dims, if one of the three ways.
+fn way(own: &[usize], shape: &[usize], split: usize) -> Option<Way> {
+    let padding = shape.len().checked_sub(own.len())?;
+    let dim = |axis: usize| axis.checked_sub(padding).map_or(1, |axis| own[axis]);
+    let same = |axes: std::ops::Range<usize>| axes.clone().all(|axis| dim(axis) == shape[axis]);
+    let ones = |axes: std::ops::Range<usize>| axes.clone().all(|axis| dim(axis) == 1);
+    let (outer, inner) = (0..split, split..shape.len());
+    match (same(outer.clone()), same(inner.clone())) {
+        (true, true) => Some(Way::Full),
+        (true, false) if ones(inner) => Some(Way::PerRow),
+        (false, true) if ones(outer) => Some(Way::PerColumn),
+        _ => None,
+    }
 }
 
 /// One operand's part of one row.
@@ -29,58 +45,32 @@ enum Row<'a, T> {
     Value(T),
 }
 
-impl<'a, T: Copy> Reads<'a, T> {
-    /// How `values` (in standard layout, of shape `own`) read when broadcast to `shape`
-    /// split after its first `split` dims, if one of the three ways.
-    fn of(values: &'a [T], own: &[usize], shape: &[usize], split: usize) -> Option<Self> {
-        let padding = shape.len().checked_sub(own.len())?;
-        let dim = |axis: usize| axis.checked_sub(padding).map_or(1, |axis| own[axis]);
-        let same = |axes: std::ops::Range<usize>| axes.clone().all(|axis| dim(axis) == shape[axis]);
-        let ones = |axes: std::ops::Range<usize>| axes.clone().all(|axis| dim(axis) == 1);
-        let (outer, inner) = (0..split, split..shape.len());
-        match (same(outer.clone()), same(inner.clone())) {
-            (true, true) => Some(Reads::Full(values)),
-            (true, false) if ones(inner) => Some(Reads::PerRow(values)),
-            (false, true) if ones(outer) => Some(Reads::PerColumn(values)),
-            _ => None,
-        }
-    }
-
-    fn row(self, index: usize, inner: usize) -> Row<'a, T> {
-        match self {
-            Reads::Full(values) => Row::Slice(&values[index * inner..(index + 1) * inner]),
-            Reads::PerRow(values) => Row::Value(values[index]),
-            Reads::PerColumn(values) => Row::Slice(values),
-        }
+/// Row `index` of `values` (in standard layout), read `way` in rows of `inner` elements.
+fn row<T: Copy>(way: Way, values: &[T], index: usize, inner: usize) -> Row<'_, T> {
+    match way {
+        Way::Full => Row::Slice(&values[index * inner..(index + 1) * inner]),
+        Way::PerRow => Row::Value(values[index]),
+        Way::PerColumn => Row::Slice(values),
     }
 }
 
 /// A broadcast shape split into `rows` rows of `inner` elements, and how each operand reads.
-pub(super) struct Split<'a, A, B> {
-    left: Reads<'a, A>,
-    right: Reads<'a, B>,
+pub(super) struct Split {
+    left: Way,
+    right: Way,
     rows: usize,
     inner: usize,
 }
 
-/// The first split of `shape` under which both operands read one of the three ways, with at
-/// least one element; `None` when there is none, when an operand is not in standard layout,
-/// or when neither operand is broadcast.
-pub(super) fn split<'a, A: Copy, B: Copy>(
-    left: &'a ArrayViewD<'_, A>,
-    right: &'a ArrayViewD<'_, B>,
-    shape: &[usize],
-) -> Option<Split<'a, A, B>> {
-    let (a, b) = (left.as_slice()?, right.as_slice()?);
+/// The first split of `shape` under which operands of shapes `left` and `right` each read
+/// one of the three ways, with at least one element; `None` when there is none or when
+/// neither operand is broadcast.
+pub(super) fn split(left: &[usize], right: &[usize], shape: &[usize]) -> Option<Split> {
     let found = (0..=shape.len()).find_map(|split| {
-        let left = Reads::of(a, left.shape(), shape, split)?;
-        let right = Reads::of(b, right.shape(), shape, split)?;
-        if let (Reads::Full(_), Reads::Full(_)) = (left, right) {
-            return None;
-        }
-        Some(Split {
-            left,
-            right,
+        let ways = (way(left, shape, split)?, way(right, shape, split)?);
+        (ways != (Way::Full, Way::Full)).then(|| Split {
+            left: ways.0,
+            right: ways.1,
             rows: shape[..split].iter().product(),
             inner: shape[split..].iter().product(),
         })
@@ -93,12 +83,13 @@ fn block_rows(inner: usize) -> usize {
     (PARALLEL_THRESHOLD / inner.max(1)).max(1)
 }
 
-/// `f` over a pair of operands broadcast to `shape` (of `numel` elements) by rows, under
-/// their [`split`].
+/// `f` over operands `a` and `b` (their elements in standard layout) broadcast to `shape`
+/// by rows, under their [`split`].
 pub(super) fn zip_map<A, B, O, F>(
-    split: &Split<'_, A, B>,
+    a: &[A],
+    b: &[B],
+    split: &Split,
     shape: &[usize],
-    numel: usize,
     f: &F,
 ) -> Result<ArrayD<O>>
 where
@@ -107,14 +98,17 @@ where
     O: Copy + Default + Send,
     F: Fn(A, B) -> O + Sync,
 {
-    let Split {
-        left, right, inner, ..
-    } = *split;
+    let &Split {
+        left,
+        right,
+        rows,
+        inner,
+    } = split;
     let block = block_rows(inner);
     let fill = |(index, chunk): (usize, &mut [O])| {
         for (offset, out) in chunk.chunks_exact_mut(inner).enumerate() {
-            let row = index * block + offset;
-            match (left.row(row, inner), right.row(row, inner)) {
+            let index = index * block + offset;
+            match (row(left, a, index, inner), row(right, b, index, inner)) {
                 (Row::Slice(xs), Row::Slice(ys)) => {
                     for ((out, &x), &y) in out.iter_mut().zip(xs).zip(ys) {
                         *out = f(x, y);
@@ -135,6 +129,7 @@ where
         }
     };
     // Safe Rust hands out no unwritten memory: the output is zeroed first, in parallel.
+    let numel = rows * inner;
     let mut out = scratch_vec::<O>(numel)?;
     if numel >= PARALLEL_THRESHOLD {
         out.par_extend(rayon::iter::repeat_n(O::default(), numel));
@@ -157,29 +152,20 @@ where
     T: Copy + Send + Sync,
     F: Fn(T, T) -> T + Send + Sync,
 {
-    let shape = target.shape().to_vec();
-    let Some(values) = other.as_slice() else {
+    let (Some(values), true) = (other.as_slice(), target.is_standard_layout()) else {
         return false;
     };
-    // The target reads every element; the first split under which `other` is broadcast.
-    let found = (0..=shape.len()).find_map(|split| {
-        let reads = Reads::of(values, other.shape(), &shape, split)?;
-        let inner = shape[split..].iter().product::<usize>();
-        (!matches!(reads, Reads::Full(_))).then_some((reads, inner))
-    });
-    let Some((right, inner)) = found.filter(|&(_, inner)| inner > 0) else {
+    let Some(Split { right, inner, .. }) = split(target.shape(), other.shape(), target.shape())
+    else {
         return false;
     };
-    if !target.is_standard_layout() {
-        return false;
-    }
     let Some(out) = target.as_slice_mut() else {
         return false;
     };
     let block = block_rows(inner);
     let apply = |(index, chunk): (usize, &mut [T])| {
         for (offset, out) in chunk.chunks_exact_mut(inner).enumerate() {
-            match right.row(index * block + offset, inner) {
+            match row(right, values, index * block + offset, inner) {
                 Row::Slice(ys) => {
                     for (out, &y) in out.iter_mut().zip(ys) {
                         *out = f(*out, y);
@@ -245,10 +231,9 @@ mod tests {
         ];
         for &(a, b, shape) in pairs {
             let (left, right) = (array(a, 1), array(b, -7));
-            let numel = shape.iter().product();
-            let (left_view, right_view) = (left.view(), right.view());
-            let split = split(&left_view, &right_view, shape).expect("broadcasts by rows");
-            let result = zip_map(&split, shape, numel, &f).unwrap();
+            let split = split(a, b, shape).expect("broadcasts by rows");
+            let (xs, ys) = (left.as_slice().unwrap(), right.as_slice().unwrap());
+            let result = zip_map(xs, ys, &split, shape, &f).unwrap();
             assert_eq!(result, zipped(&left, &right, shape), "{a:?} with {b:?}");
             if a == shape {
                 let mut target = left.clone().into_shared();
@@ -260,26 +245,27 @@ mod tests {
 
     #[test]
     fn other_pairs_are_left_to_the_zip() {
-        let f = |x: i64, y: i64| x - y;
+        let f = |x: i64, y: i64| x * 1000 - y;
         let (left, right) = (array(&[3, 4], 0), array(&[3, 1], 0));
         // The same shape: nothing is broadcast.
-        assert!(split(&left.view(), &left.view(), &[3, 4]).is_none());
+        assert!(split(&[3, 4], &[3, 4], &[3, 4]).is_none());
         // Neither per row nor per column: [3, 1, 4] against [1, 2, 1].
-        let (odd, even) = (array(&[3, 1, 4], 0), array(&[1, 2, 1], 0));
-        assert!(split(&odd.view(), &even.view(), &[3, 2, 4]).is_none());
-        // A transposed view is not in standard layout.
+        assert!(split(&[3, 1, 4], &[1, 2, 1], &[3, 2, 4]).is_none());
+        // No elements.
+        assert!(split(&[0, 4], &[0, 1], &[0, 4]).is_none());
+        // A transposed view is not in standard layout, and a column of a wider array is not
+        // contiguous: both go through the zip, with the same results.
         let transposed = array(&[4, 3], 0);
         let transposed = transposed.t();
-        assert!(split(&transposed, &right.view(), &[3, 4]).is_none());
-        // A column of a wider array is not contiguous.
         let wide = array(&[3, 2], 0);
         let column = wide.slice(ndarray::s![.., 0..1]).into_dyn();
-        assert!(split(&left.view(), &column, &[3, 4]).is_none());
+        assert!(transposed.as_slice().is_none() && column.as_slice().is_none());
+        let result = super::super::zip_map(&transposed, &right.view(), f).unwrap();
+        assert_eq!(result, zipped(&transposed.to_owned(), &right, &[3, 4]));
+        let result = super::super::zip_map(&left.view(), &column, f).unwrap();
+        assert_eq!(result, zipped(&left, &column.to_owned(), &[3, 4]));
         let mut target = left.clone().into_shared();
         assert!(!update(&mut target, &column, &f));
         assert_eq!(target, left.into_shared());
-        // No elements.
-        let empty = array(&[0, 4], 0);
-        assert!(split(&empty.view(), &array(&[0, 1], 0).view(), &[0, 4]).is_none());
     }
 }
