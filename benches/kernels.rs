@@ -1,7 +1,8 @@
 //! Benchmarks of the CPU kernels on the headline workload: `relu(x * 2.0 + 1.0) * x - 0.5`
 //! and a sum, each over 10,000,000 `f32`, as the interpreter would call them one by one;
 //! the data-dependent kernels (masks, nonzero, index_select, cumsum) on the same input;
-//! and a 1024 x 1024 `f32` matrix product.
+//! row sums and maxima of the same elements laid out as short rows; and a 1024 x 1024
+//! `f32` matrix product.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -12,7 +13,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tsl::backend::cpu::{
     BinaryOp, IndexItem, KernelError, ReduceOp, Tensor, UnaryOp, binary, binary_owned, cumsum,
-    index, index_select, masked_select, matmul, nonzero, randn, reduce, unary, unary_owned,
+    index, index_select, masked_select, matmul, nonzero, randn, reduce, reshape, unary,
+    unary_owned,
 };
 use tsl::dtype::Scalar;
 
@@ -127,6 +129,29 @@ fn data_dependent(criterion: &mut Criterion) {
     group.finish();
 }
 
+/// `x.sum(1)` and `x.max(1)` over 10,080,000 `f32` as rows of 4, 12 and 24: rows short
+/// enough to fold with code made for their length, on both sides of where folding across
+/// rows stops paying.
+fn row_reductions(criterion: &mut Criterion) {
+    const ELEMENTS: usize = 10_080_000;
+    let x = randn(&[ELEMENTS], &mut ChaCha8Rng::seed_from_u64(2)).expect("an input");
+    let mut group = criterion.benchmark_group("rows");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(ELEMENTS as u64));
+    for length in [4, 12, 24] {
+        let rows = reshape(&x, &[ELEMENTS / length, length]).expect("rows");
+        for (name, op) in [("sum", ReduceOp::Sum), ("max", ReduceOp::Max)] {
+            group.bench_function(format!("{name}(1) of rows of {length}"), |bench| {
+                bench.iter(|| reduce(op, black_box(&rows), Some(&[1]), false));
+            });
+        }
+    }
+    group.finish();
+}
+
 fn matrix_product(criterion: &mut Criterion) {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     let left = randn(&[1024, 1024], &mut rng).expect("a matrix");
@@ -142,5 +167,11 @@ fn matrix_product(criterion: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, kernels, data_dependent, matrix_product);
+criterion_group!(
+    benches,
+    kernels,
+    data_dependent,
+    row_reductions,
+    matrix_product
+);
 criterion_main!(benches);

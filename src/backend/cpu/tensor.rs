@@ -111,45 +111,19 @@ impl Element for f32 {
     /// Thirty-two running extremes, which vectorise into four independent chains of
     /// comparisons (eight lanes made one chain, whose latency bounded a row maximum), then
     /// their extreme, halving the lanes (one chain of 32 comparisons took a quarter of a
-    /// row maximum's time). The scan's answer differs only when a `NaN` is present or the
-    /// extreme is a zero (the first of `-0.0` and `0.0` wins): those lanes are scanned in
-    /// order instead; otherwise the extreme's value does not depend on the order. Fewer
-    /// values than lanes are scanned: setting up and combining the lanes cost more (a row
+    /// row maximum's time); eight for fewer than 32 values (rows of 16 to 31 were scanned,
+    /// at twice PyTorch's time). The scan's answer differs only when a `NaN` is present or
+    /// the extreme is a zero (the first of `-0.0` and `0.0` wins): those lanes are scanned
+    /// in order instead; otherwise the extreme's value does not depend on the order. Fewer
+    /// than eight values are scanned: setting up and combining the lanes cost more (a row
     /// maximum over rows of two took most of a softmax's time).
     fn extremum(values: &[f32], largest: bool) -> Option<f32> {
-        if values.len() < 32 {
-            return scan_extremum(values, largest);
-        }
-        let pick = |best: f32, value: f32| {
-            let better = if largest { value > best } else { value < best };
-            if better { value } else { best }
+        let fast = match values.len() {
+            0..8 => None,
+            8..32 => lanes_extremum::<8>(values, largest),
+            _ => lanes_extremum::<32>(values, largest),
         };
-        let first = *values.first()?;
-        let mut lanes = [first; 32];
-        // Per lane, whether it met a `NaN`: kept in vector registers (one flag folded into
-        // a scalar after every vector made a chain that bounded the scan).
-        let mut unordered = [false; 32];
-        let chunks = values.chunks_exact(32);
-        let rest = chunks.remainder();
-        for chunk in chunks {
-            for ((lane, flag), &value) in lanes.iter_mut().zip(&mut unordered).zip(chunk) {
-                *lane = pick(*lane, value);
-                *flag |= value.is_nan();
-            }
-        }
-        let mut nan = unordered.iter().any(|&flag| flag);
-        for &value in rest {
-            nan |= value.is_nan();
-            lanes[0] = pick(lanes[0], value);
-        }
-        let half: [f32; 16] = std::array::from_fn(|i| pick(lanes[i], lanes[i + 16]));
-        let half: [f32; 8] = std::array::from_fn(|i| pick(half[i], half[i + 8]));
-        let half: [f32; 4] = std::array::from_fn(|i| pick(half[i], half[i + 4]));
-        let best = pick(pick(half[0], half[2]), pick(half[1], half[3]));
-        if nan || best == 0.0 {
-            return scan_extremum(values, largest);
-        }
-        Some(best)
+        fast.or_else(|| scan_extremum(values, largest))
     }
     fn format(self) -> String {
         format_f32(self)
@@ -414,6 +388,51 @@ impl Iterator for Elements<'_> {
 
 /// The scan [`Element::extremum`] describes.
 #[inline]
+/// The extreme of at least `N` values by `N` running extremes, or `None` where the answer
+/// may differ from [`scan_extremum`]'s: a `NaN` among the values, or a zero extreme.
+fn lanes_extremum<const N: usize>(values: &[f32], largest: bool) -> Option<f32> {
+    let pick = |best: f32, value: f32| {
+        let better = if largest { value > best } else { value < best };
+        if better { value } else { best }
+    };
+    let first = *values.first()?;
+    let mut lanes = [first; N];
+    // Per lane, whether it met a `NaN`: kept in vector registers (one flag folded into a
+    // scalar after every vector made a chain that bounded the scan).
+    let mut unordered = [false; N];
+    let chunks = values.chunks_exact(N);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for ((lane, flag), &value) in lanes.iter_mut().zip(&mut unordered).zip(chunk) {
+            *lane = pick(*lane, value);
+            *flag |= value.is_nan();
+        }
+    }
+    let mut nan = unordered.iter().fold(false, |nan, &flag| nan | flag);
+    // What is left, a row of eight at a time into the first eight lanes, then one at a time.
+    let eights = rest.chunks_exact(8);
+    let rest = eights.remainder();
+    for eight in eights {
+        for (lane, &value) in lanes.iter_mut().zip(eight) {
+            nan |= value.is_nan();
+            *lane = pick(*lane, value);
+        }
+    }
+    for &value in rest {
+        nan |= value.is_nan();
+        lanes[0] = pick(lanes[0], value);
+    }
+    let mut width = N;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            lanes[i] = pick(lanes[i], lanes[i + width]);
+        }
+    }
+    let best = lanes[0];
+    (!nan && best != 0.0).then_some(best)
+}
+
 pub(crate) fn scan_extremum<T: Element>(values: &[T], largest: bool) -> Option<T> {
     let mut best: Option<T> = None;
     for &value in values {
