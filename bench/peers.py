@@ -1,5 +1,5 @@
-"""The workloads of `benches/workloads.rs` and `benches/sorting.rs` in NumPy and PyTorch,
-for BENCHMARKS.md.
+"""The workloads of `benches/workloads.rs`, `benches/sorting.rs` and the row reductions of
+`benches/kernels.rs` in NumPy and PyTorch, for BENCHMARKS.md.
 
 Run it in the same sitting as `cargo bench --bench workloads`, from a virtual environment
 outside the repository that has numpy and torch (pip install numpy torch):
@@ -10,7 +10,8 @@ outside the repository that has numpy and torch (pip install numpy torch):
 Each figure is the median of 9 repeats of the per-call time (each repeat averages a few
 calls), in milliseconds. Data: 10M f32 from a standard normal, a 4096x1024 matrix for the row
 softmax (and a 2,500,000x4 one for a softmax over short rows), 1024x1024 and 500x500 matrices and a 4096x4096 matrix with a vector of 4096 for
-matmul, as the Rust benchmark uses (other random values, the same distribution).
+matmul, 10,080,000 f32 as rows of 4, 12 and 24 for the row sums and maxima, as the Rust
+benchmarks use (other random values, the same distribution).
 OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
 when measuring (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/peers.py`).
 """
@@ -33,6 +34,8 @@ def numpy_workloads(rng):
     d = rng.standard_normal((500, 500)).astype(np.float32)
     big = rng.standard_normal((4096, 4096)).astype(np.float32)
     vector = rng.standard_normal(4096).astype(np.float32)
+    flat = rng.standard_normal(10_080_000).astype(np.float32)
+    by_length = {length: flat.reshape(-1, length) for length in (4, 12, 24)}
     two, one, half, zero = np.float32(2), np.float32(1), np.float32(0.5), np.float32(0)
 
     def softmax(m):
@@ -55,6 +58,11 @@ def numpy_workloads(rng):
         "argsort": lambda: np.argsort(-x, kind="stable"),
         "topk": lambda: np.argpartition(x, -10)[-10:],
         "sort_rows": lambda: np.argsort(rows, axis=1, kind="stable"),
+        **{
+            f"{name}_rows{length}": (lambda m=m, f=f: f(m, axis=1))
+            for length, m in by_length.items()
+            for name, f in (("sum", np.sum), ("max", np.max))
+        },
     }
 
 
@@ -68,6 +76,8 @@ def torch_workloads(generator):
     d = torch.randn(500, 500, generator=generator)
     big = torch.randn(4096, 4096, generator=generator)
     vector = torch.randn(4096, generator=generator)
+    flat = torch.randn(10_080_000, generator=generator)
+    by_length = {length: flat.reshape(-1, length) for length in (4, 12, 24)}
     return {
         "chain": lambda: torch.relu(x * 2.0 + 1.0) * x - 0.5,
         "positives": lambda: x[x > 0],
@@ -83,6 +93,11 @@ def torch_workloads(generator):
         "argsort": lambda: x.argsort(descending=True),
         "topk": lambda: x.topk(10),
         "sort_rows": lambda: rows.sort(dim=1),
+        **{
+            f"{name}_rows{length}": (lambda m=m, f=f: f(m, dim=1))
+            for length, m in by_length.items()
+            for name, f in (("sum", torch.sum), ("max", torch.amax))
+        },
     }
 
 
@@ -103,7 +118,7 @@ def main():
         for name, function in workloads.items():
             if wanted and name not in wanted:
                 continue
-            print(f"{peer:14} {name:13} {median_ms(function):9.2f} ms", flush=True)
+            print(f"{peer:14} {name:14} {median_ms(function):9.2f} ms", flush=True)
 
 
 if __name__ == "__main__":
