@@ -300,6 +300,7 @@ impl Fold<f32> for ProdF32 {
 }
 
 impl RowFold<f32> for ProdF32 {
+    /// As the sum's: its rows load as the sum's do (the product was not measured apart).
     const ACROSS_ROWS: usize = 8;
 
     #[inline]
