@@ -18,7 +18,14 @@ const LINE: usize = 64;
 /// What the memory is about to be used for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Intent {
+    /// Read within a few hundred instructions: brought to the first-level cache.
     Read,
+    /// Read once the chunk being computed is done: brought to the second-level cache only,
+    /// so that it does not take first-level room from that chunk's buffers. A fused chain
+    /// over segments of 1,024 `f32` touches seven buffers of 4 KiB, near all of a 32 KiB
+    /// first level; with its next inputs fetched there too, the chain over 10^7 elements
+    /// took a sixth longer on a Zen 4 and `x[x > 0]` a fifth.
+    ReadNext,
     Write,
 }
 
@@ -101,16 +108,17 @@ pub(crate) fn lines(address: usize, len: usize, intent: Intent) {
 #[allow(unsafe_code, clippy::inline_always)]
 #[inline(always)]
 fn line(address: usize, intent: Intent) {
-    use std::arch::x86_64::{_MM_HINT_ET0, _MM_HINT_T0, _mm_prefetch};
+    use std::arch::x86_64::{_MM_HINT_ET0, _MM_HINT_T0, _MM_HINT_T1, _mm_prefetch};
     let pointer = std::ptr::without_provenance::<i8>(address);
     // SAFETY: `_mm_prefetch` is unsafe to call only because it is declared with
     // `#[target_feature(enable = "sse")]`, and SSE is part of every x86_64 processor. The
-    // instruction it emits (`prefetcht0`, `prefetchw`, or `prefetcht0` where that is
-    // missing) is a hint that never faults and never changes memory, so every address is
+    // instruction it emits (`prefetcht0`, `prefetcht1`, `prefetchw`, or `prefetcht0` where
+    // that is missing) is a hint that never faults and never changes memory, so every address is
     // sound.
     unsafe {
         match intent {
             Intent::Read => _mm_prefetch::<_MM_HINT_T0>(pointer),
+            Intent::ReadNext => _mm_prefetch::<_MM_HINT_T1>(pointer),
             Intent::Write => _mm_prefetch::<_MM_HINT_ET0>(pointer),
         }
     }
@@ -130,6 +138,7 @@ mod tests {
         spread.push(values.as_ptr().addr(), values.len() * 4, Intent::Write);
         // Unmapped and absurd addresses do not fault.
         spread.push(0, 4096, Intent::Read);
+        spread.push(64, 4096, Intent::ReadNext);
         spread.push(usize::MAX - 4096, 4096, Intent::Write);
         spread.plan(3);
         spread.step();

@@ -275,7 +275,7 @@ impl Context<'_> {
                 Values::Bool(data) => (data.as_ptr().addr(), size_of::<bool>()),
             };
             let start = address.wrapping_add(segment.start * size);
-            spread.push(start, segment.len * size, Intent::Read);
+            spread.push(start, segment.len * size, Intent::ReadNext);
         }
     }
 
