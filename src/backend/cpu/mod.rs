@@ -29,6 +29,7 @@ mod elementwise;
 mod error;
 mod fold;
 mod format;
+mod fresh;
 mod fused;
 mod gather;
 mod index;

@@ -7,10 +7,11 @@
 //! computed hides them, provided the requests are spread too: a burst of 64 requests fills
 //! the processor's line-fill buffers and stalls it as the misses did ([`Spread`]).
 //!
-//! This is the only place in the crate with `unsafe` code: `core::arch` offers the prefetch
-//! instruction only as a function that needs an `unsafe` block outside code compiled for
-//! its target feature, and `std::hint`'s safe prefetch is not stable. The wrapper is safe for
-//! any address because a prefetch is a hint: it never faults and never changes memory.
+//! This is one of the crate's two places with `unsafe` code (the other is
+//! `backend/cpu/fresh.rs`): `core::arch` offers the prefetch instruction only as a function
+//! that needs an `unsafe` block outside code compiled for its target feature, and
+//! `std::hint`'s safe prefetch is not stable. The wrapper is safe for any address because a
+//! prefetch is a hint: it never faults and never changes memory.
 
 /// Bytes in a cache line of the processors TSL runs on.
 const LINE: usize = 64;
