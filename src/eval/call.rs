@@ -8,7 +8,6 @@ use super::stmt::Flow;
 use super::value::{Function, Value};
 use super::{CallFrame, Interpreter, error, limits};
 use crate::diag::{Code, Diagnostic, Result};
-use crate::diag::{Frame, FrameKind};
 use crate::graph::shape::{Cmp, Dim, RuleResult, Sizes, show_shape};
 use crate::source::Span;
 use crate::syntax::ast::{DimAnn, TypeAnn, TypeKind};
@@ -41,12 +40,7 @@ impl Interpreter {
         }
         self.check_trace_size(call_site)?;
         self.call_depth += 1;
-        self.call_sites.push(Frame {
-            function: function.qualified_name(),
-            call_site,
-            repeated: 1,
-            kind: FrameKind::Call,
-        });
+        self.call_sites.push((function.clone(), call_site));
         let compiled = function.compile.is_some() && !self.options.eager && self.tracer.is_none();
         let result = if compiled {
             self.call_compiled(function, args)
@@ -127,15 +121,22 @@ impl Interpreter {
     ) -> Result<Vec<(Value, Span)>> {
         let call_span = args.span;
         let def = &function.def;
-        let name = function.qualified_name();
+        // Written only into an error: a call that binds costs no string.
+        let name = || function.qualified_name();
         let params = &def.params;
+        if args.keywords.is_empty() && args.positional.len() == params.len() {
+            // Every parameter given by position: the arguments are the binding.
+            let given = args.positional.into_iter();
+            return Ok(given.map(|arg| (arg.value, arg.span)).collect());
+        }
         if args.positional.len() > params.len() {
             let extra = &args.positional[params.len()];
             return Err(error(
                 Code::TypeError,
                 extra.span,
                 format!(
-                    "{name}() takes {} argument{} but {} were given",
+                    "{}() takes {} argument{} but {} were given",
+                    name(),
                     params.len(),
                     if params.len() == 1 { "" } else { "s" },
                     args.positional.len()
@@ -157,7 +158,7 @@ impl Interpreter {
                 return Err(error(
                     Code::NameError,
                     keyword.span,
-                    format!("{name}() has no parameter `{}`", keyword.name),
+                    format!("{}() has no parameter `{}`", name(), keyword.name),
                 )
                 .with_help(format!("its parameters are {}", names.join(", ")))
                 .into());
@@ -166,7 +167,7 @@ impl Interpreter {
                 return Err(error(
                     Code::TypeError,
                     keyword.span,
-                    format!("{name}() got two values for `{}`", keyword.name),
+                    format!("{}() got two values for `{}`", name(), keyword.name),
                 )
                 .into());
             }
@@ -181,7 +182,7 @@ impl Interpreter {
                     return Err(error(
                         Code::TypeError,
                         call_span,
-                        format!("{name}() is missing the argument `{}`", param.name.name),
+                        format!("{}() is missing the argument `{}`", name(), param.name.name),
                     )
                     .with_secondary(param.name.span, "this parameter has no default")
                     .into());

@@ -45,7 +45,7 @@ pub use module::STD_MODULES;
 pub use session::Evaluated;
 pub use value::{CompileOptions, Function, Module, TensorValue, Value};
 
-use crate::diag::{Code, Diagnostic, Frame, Result};
+use crate::diag::{Code, Diagnostic, Result};
 use crate::source::{FileId, SourceMap, Span};
 use crate::syntax::ast::{Item, Program};
 
@@ -206,8 +206,9 @@ pub struct Interpreter {
     interrupt: Arc<AtomicBool>,
     /// The trace in progress, while a `@compile` function is traced.
     tracer: Option<Box<trace::Tracer>>,
-    /// The calls in progress, innermost last, for the call traces of graph nodes.
-    call_sites: Vec<Frame>,
+    /// The calls in progress, innermost last, for the call traces of graph nodes (their
+    /// names are written only when a node is recorded).
+    call_sites: Vec<(Rc<Function>, Span)>,
     /// Traced graphs before optimisation, when `Options::keep_unoptimized` is set.
     unoptimized: Vec<crate::graph::ir::Graph>,
     /// Kernel and function times of compiled runs, when `Options::profile` is set.

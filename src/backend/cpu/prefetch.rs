@@ -46,6 +46,15 @@ pub(crate) struct Spread {
 }
 
 impl Spread {
+    /// Nothing to ask for, and no memory held.
+    pub const fn new() -> Spread {
+        Spread {
+            ranges: Vec::new(),
+            next: (0, 0),
+            per_step: 0,
+        }
+    }
+
     /// Forgets what was not asked for yet.
     pub fn clear(&mut self) {
         self.ranges.clear();

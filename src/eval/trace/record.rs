@@ -126,7 +126,12 @@ impl Interpreter {
         self.call_sites[base.min(self.call_sites.len())..]
             .iter()
             .rev()
-            .cloned()
+            .map(|(function, call_site)| crate::diag::Frame {
+                function: function.qualified_name(),
+                call_site: *call_site,
+                repeated: 1,
+                kind: crate::diag::FrameKind::Call,
+            })
             .collect()
     }
 

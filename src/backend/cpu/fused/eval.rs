@@ -1,5 +1,7 @@
 //! Computing a fused kernel's instructions over one task's segments.
 
+use std::cell::RefCell;
+
 use super::super::error::{KernelError, format_shape};
 use super::super::prefetch::{Intent, Spread};
 use super::lanes::{self, binary, cast, keep, positions, select, unary, write};
@@ -50,23 +52,62 @@ pub(crate) struct Scratch {
     ahead: Spread,
 }
 
+/// Scratches kept on each thread for the next kernel it runs, at most this many.
+const SPARES: usize = 4;
+
+/// Storages of more values than this are not kept with a spare scratch (a long row's).
+const SPARE_VALUES: usize = 4 * super::CHUNK;
+
+thread_local! {
+    /// Scratches of kernels that finished on this thread. A kernel of a few elements
+    /// allocated its slots, liveness and storages anew on every call, about a dozen
+    /// allocations of a compiled call's thirty-odd.
+    static SPARE: RefCell<Vec<Scratch>> = const { RefCell::new(Vec::new()) };
+}
+
 impl Scratch {
+    /// A scratch for `kernel`: a spare one of this thread, made ready for it, or a new one.
     pub fn new(kernel: &FusedKernel) -> Scratch {
-        let slots = kernel
-            .body
-            .iter()
-            .map(|instr| Slot::new(instr.dtype))
-            .collect();
-        let settled = vec![false; kernel.body.len()];
+        let spare = SPARE.try_with(|spare| spare.try_borrow_mut().ok()?.pop());
+        let mut scratch = spare.ok().flatten().unwrap_or_else(Scratch::empty);
+        scratch.prepare(kernel);
+        scratch
+    }
+
+    /// A scratch of no kernel, holding no memory.
+    const fn empty() -> Scratch {
         Scratch {
-            slots,
-            settled,
+            slots: Vec::new(),
+            settled: Vec::new(),
             kept: 0,
             free: Vec::new(),
-            deaths: deaths(kernel),
+            deaths: Vec::new(),
             spread_rows: Vec::new(),
-            ahead: Spread::default(),
+            ahead: Spread::new(),
         }
+    }
+
+    /// Sets the scratch up for `kernel`, keeping what memory it holds: every storage is
+    /// free, no value is settled.
+    fn prepare(&mut self, kernel: &FusedKernel) {
+        for slot in &mut self.slots {
+            release(&mut self.free, &mut slot.storage);
+        }
+        self.slots.truncate(kernel.body.len());
+        for (slot, instr) in self.slots.iter_mut().zip(&kernel.body) {
+            *slot = Slot::new(instr.dtype);
+        }
+        let made = self.slots.len();
+        (self.slots).extend(
+            kernel.body[made..]
+                .iter()
+                .map(|instr| Slot::new(instr.dtype)),
+        );
+        self.settled.clear();
+        self.settled.resize(kernel.body.len(), false);
+        self.kept = 0;
+        deaths(kernel, &mut self.deaths);
+        self.ahead.clear();
     }
 
     /// Every storage a value of the last segment held is free again (settled values hold
@@ -93,6 +134,32 @@ impl Scratch {
     }
 }
 
+impl Drop for Scratch {
+    /// Keeps the scratch's memory for the thread's next kernel, less its large storages.
+    fn drop(&mut self) {
+        if self.slots.capacity() == 0 {
+            return;
+        }
+        let _ = SPARE.try_with(|spare| {
+            let Ok(mut spare) = spare.try_borrow_mut() else {
+                return;
+            };
+            if spare.len() < SPARES {
+                let mut kept = std::mem::replace(self, Scratch::empty());
+                for slot in &mut kept.slots {
+                    release(&mut kept.free, &mut slot.storage);
+                }
+                for (_, slot) in &mut kept.spread_rows {
+                    release(&mut kept.free, &mut slot.storage);
+                }
+                kept.free
+                    .retain(|storage| storage.values_held() <= SPARE_VALUES);
+                spare.push(kept);
+            }
+        });
+    }
+}
+
 /// Moves a storage that holds memory to the free ones (one holding none is not worth
 /// keeping: handing it out would only allocate).
 fn release(free: &mut Vec<Storage>, storage: &mut Storage) {
@@ -104,30 +171,29 @@ fn release(free: &mut Vec<Storage>, storage: &mut Storage) {
 /// When each instruction's value dies: after its last reader, or after itself if nothing
 /// reads it. Values read after the segment (outputs, totals, counted masks) and masks (read
 /// by the counting pass, which skips instructions it does not need) never die in a segment.
-fn deaths(kernel: &FusedKernel) -> Vec<(usize, usize)> {
-    let mut last: Vec<Option<usize>> = (0..kernel.body.len()).map(Some).collect();
+fn deaths(kernel: &FusedKernel, deaths: &mut Vec<(usize, usize)>) {
+    // `(after, value)` by value first, `after` the last reader so far (`NEVER` for a value
+    // that never dies); written into `deaths` itself, so that nothing is allocated.
+    const NEVER: usize = usize::MAX;
+    deaths.clear();
+    deaths.extend((0..kernel.body.len()).map(|value| (value, value)));
     for (index, instr) in kernel.body.iter().enumerate() {
         for operand in instr.operands() {
-            if let Some(Some(reader)) = last.get_mut(operand) {
-                *reader = (*reader).max(index);
+            if let Some((after, _)) = deaths.get_mut(operand) {
+                *after = (*after).max(index);
             }
         }
         if let InstrKind::Keep(_, mask) | InstrKind::Position(mask) = instr.kind {
-            last[mask] = None;
+            deaths[mask].0 = NEVER;
         }
     }
     for output in &kernel.outputs {
         let (OutputKind::Values(value) | OutputKind::Total(_, value) | OutputKind::Count(value)) =
             output.kind;
-        last[value] = None;
+        deaths[value].0 = NEVER;
     }
-    let mut deaths: Vec<(usize, usize)> = last
-        .into_iter()
-        .enumerate()
-        .filter_map(|(value, after)| Some((after?, value)))
-        .collect();
+    deaths.retain(|(after, _)| *after != NEVER);
     deaths.sort_unstable();
-    deaths
 }
 
 /// What every task shares.
@@ -657,6 +723,11 @@ mod tests {
     fn values_die_after_their_last_reader_and_outputs_and_masks_never() {
         use InstrKind::{Binary, Float, Input, Keep};
         // `x` is read last by instruction 6, the product by 4, ...; the result never dies.
+        let deaths = |kernel: &FusedKernel| {
+            let mut deaths = vec![(7, 7)];
+            super::deaths(kernel, &mut deaths);
+            deaths
+        };
         assert_eq!(
             deaths(&chain(8)),
             [
@@ -687,13 +758,16 @@ mod tests {
         let xs: Vec<f32> = (0..len).map(|i| i as f32 / 100.0 - 10.0).collect();
         let x = Tensor::from_vec(&[len], xs.clone()).unwrap();
         let kernel = chain(len);
-        let operands = [Operand::new(&x, &[len]).unwrap()];
+        let shape = [len];
+        let operands = [Operand::new(&x, &shape).unwrap()];
         let context = Context {
             kernel: &kernel,
             operands: &operands,
-            shape: &[len],
+            shape: &shape,
         };
-        let mut scratch = Scratch::new(&kernel);
+        // Not a spare of this thread's: those may hold more storages.
+        let mut scratch = Scratch::empty();
+        scratch.prepare(&kernel);
         let mut spread = Spread::default();
         for start in (0..len).step_by(1024) {
             let segment = Segment {
@@ -719,6 +793,58 @@ mod tests {
                 .filter(|storage| storage.holds_memory())
                 .count();
             assert_eq!(holding, 2, "after the segment at {start}");
+        }
+    }
+
+    /// The values of instruction `value` of `kernel` over `x` (one segment of 4), computed in
+    /// `scratch`.
+    fn computed(kernel: &FusedKernel, x: &Tensor, scratch: &mut Scratch, value: usize) -> Vec<f32> {
+        let shape = [4];
+        let operands = [Operand::new(x, &shape).unwrap()];
+        let context = Context {
+            kernel,
+            operands: &operands,
+            shape: &shape,
+        };
+        let segment = Segment { start: 0, len: 4 };
+        let mut failure = None;
+        context.evaluate(segment, scratch, &mut failure, &mut Spread::default());
+        assert!(failure.is_none());
+        match context.view(scratch, value, segment).side::<f32>() {
+            Side::Slice(values) => values.to_vec(),
+            Side::Splat(value) => vec![value; 4],
+        }
+    }
+
+    #[test]
+    fn a_spare_scratch_serves_the_next_kernel_as_a_new_one_would() {
+        use InstrKind::{Binary, Input, Unary};
+        let x = Tensor::from_vec(&[4], vec![1.0, -2.0, 3.0, -4.0]).unwrap();
+        let first = chain(4);
+        let mut scratch = Scratch::new(&first);
+        assert_eq!(
+            computed(&first, &x, &mut scratch, 8),
+            [2.5, -0.5, 20.5, -0.5]
+        );
+        drop(scratch);
+        // Instruction 1 was a settled constant of the first kernel; here it is computed.
+        let body = vec![
+            instr(Input(0), DType::F32),
+            instr(Unary(UnaryOp::Neg, 0), DType::F32),
+            instr(Binary(BinaryOp::Mul, 1, 0), DType::F32),
+        ];
+        let second = kernel(4, body, vec![OutputKind::Values(2)]);
+        let mut scratch = Scratch::new(&second);
+        assert!(
+            scratch.free.iter().any(Storage::holds_memory),
+            "the first kernel's storages are reused"
+        );
+        assert_eq!(scratch.deaths, [(2, 0), (2, 1)]);
+        for _ in 0..2 {
+            assert_eq!(
+                computed(&second, &x, &mut scratch, 2),
+                [-1.0, -4.0, -9.0, -16.0]
+            );
         }
     }
 }

@@ -9,10 +9,11 @@ use super::slot::{Segment, Side};
 
 pub(crate) struct Operand<'a> {
     values: Values<'a>,
-    /// Per dim of the iteration space: how far one step moves in `values` (0 to broadcast).
+    /// Per dim of the iteration space: how far one step moves in `values` (0 to broadcast);
+    /// empty for an operand of the iteration shape, which is never gathered.
     strides: Vec<usize>,
     /// The iteration shape.
-    shape: Vec<usize>,
+    shape: &'a [usize],
     /// The operand has the iteration shape: a segment is a slice of `values`.
     full: bool,
 }
@@ -24,7 +25,7 @@ pub(crate) enum Values<'a> {
 }
 
 impl<'a> Operand<'a> {
-    pub fn new(tensor: &'a Tensor, shape: &[usize]) -> Result<Operand<'a>> {
+    pub fn new(tensor: &'a Tensor, shape: &'a [usize]) -> Result<Operand<'a>> {
         let own = tensor.shape();
         let Some(skipped) = shape.len().checked_sub(own.len()) else {
             // The fusion pass only groups operands that broadcast to the iteration shape.
@@ -34,19 +35,26 @@ impl<'a> Operand<'a> {
                 shape.len()
             )));
         };
-        let mut strides = vec![0; shape.len()];
+        let full = own == shape;
+        let mut strides = if full {
+            Vec::new()
+        } else {
+            vec![0; shape.len()]
+        };
         let mut step = 1;
         for (dim, &size) in own.iter().enumerate().rev() {
-            if size != 1 {
-                strides[skipped + dim] = step;
+            if size != 1
+                && let Some(stride) = strides.get_mut(skipped + dim)
+            {
+                *stride = step;
             }
             step *= size;
         }
         Ok(Operand {
             values: values(tensor)?,
             strides,
-            shape: shape.to_vec(),
-            full: own == shape,
+            shape,
+            full,
         })
     }
 

@@ -73,6 +73,13 @@ impl Storage {
         self.0.get_or_insert_default()
     }
 
+    /// How many values its vectors have room for, all types together.
+    pub fn values_held(&self) -> usize {
+        self.made().map_or(0, |vectors| {
+            vectors.f32s.capacity() + vectors.i64s.capacity() + vectors.bools.capacity()
+        })
+    }
+
     /// The vectors, if any were made.
     pub fn made(&self) -> Option<&Vectors> {
         self.0.as_deref()
