@@ -10,10 +10,10 @@
 //! chain over 10^7 elements ran 6 to 10% faster with one copy.)
 //!
 //! Where each run lands is known before it is computed: while a worker computes a run, it
-//! asks for the next run's
-//! destination and inputs ([`Spread`]), a few cache lines between each two instructions,
-//! so that neither the copy nor the first reads wait for memory line by line (the
-//! elementwise chain ran about a fifth faster than with one burst of requests per run).
+//! asks for the next run's destination and inputs ([`Spread`]), a few cache lines between
+//! each two instructions, so that neither the copy nor the first reads wait for memory line
+//! by line (the elementwise chain ran about a fifth faster than with one burst of requests
+//! per run).
 //!
 //! Small kernels stay on the calling thread: handing work to the thread pool and waking
 //! the caller again costs tens of microseconds on a virtual machine, as much as computing

@@ -723,6 +723,7 @@ mod tests {
     fn values_die_after_their_last_reader_and_outputs_and_masks_never() {
         use InstrKind::{Binary, Float, Input, Keep};
         // `x` is read last by instruction 6, the product by 4, ...; the result never dies.
+        // Into a vector that holds a stale entry, as a spare scratch's does.
         let deaths = |kernel: &FusedKernel| {
             let mut deaths = vec![(7, 7)];
             super::deaths(kernel, &mut deaths);
