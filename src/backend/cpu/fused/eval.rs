@@ -90,24 +90,21 @@ impl Scratch {
     /// Sets the scratch up for `kernel`, keeping what memory it holds: every storage is
     /// free, no value is settled.
     fn prepare(&mut self, kernel: &FusedKernel) {
-        for slot in &mut self.slots {
-            release(&mut self.free, &mut slot.storage);
-        }
-        self.slots.truncate(kernel.body.len());
-        for (slot, instr) in self.slots.iter_mut().zip(&kernel.body) {
-            *slot = Slot::new(instr.dtype);
-        }
-        let made = self.slots.len();
-        (self.slots).extend(
-            kernel.body[made..]
-                .iter()
-                .map(|instr| Slot::new(instr.dtype)),
-        );
+        self.release_slots();
+        self.slots.clear();
+        (self.slots).extend(kernel.body.iter().map(|instr| Slot::new(instr.dtype)));
         self.settled.clear();
         self.settled.resize(kernel.body.len(), false);
         self.kept = 0;
         deaths(kernel, &mut self.deaths);
         self.ahead.clear();
+    }
+
+    /// Every slot's storage is free again.
+    fn release_slots(&mut self) {
+        for slot in &mut self.slots {
+            release(&mut self.free, &mut slot.storage);
+        }
     }
 
     /// Every storage a value of the last segment held is free again (settled values hold
@@ -146,9 +143,7 @@ impl Drop for Scratch {
             };
             if spare.len() < SPARES {
                 let mut kept = std::mem::replace(self, Scratch::empty());
-                for slot in &mut kept.slots {
-                    release(&mut kept.free, &mut slot.storage);
-                }
+                kept.release_slots();
                 for (_, slot) in &mut kept.spread_rows {
                     release(&mut kept.free, &mut slot.storage);
                 }
