@@ -157,8 +157,13 @@ pub fn format_shape(shape: &[usize]) -> String {
 /// Empty shapes are refused too when their non-zero sizes multiply past `isize::MAX`,
 /// which ndarray cannot represent (it would panic).
 pub fn checked_numel(shape: &[usize]) -> Result<usize> {
-    let addressed = product(shape.iter().filter(|&&size| size != 0));
-    match (product(shape.iter()), addressed) {
+    checked_count(shape.iter().copied())
+}
+
+/// [`checked_numel`] of the sizes `sizes` yields.
+fn checked_count(sizes: impl Iterator<Item = usize> + Clone) -> Result<usize> {
+    let addressed = product(sizes.clone().filter(|&size| size != 0));
+    match (product(sizes), addressed) {
         (Some(numel), Some(addressed)) if addressed <= isize::MAX as u128 => guard_count(numel),
         (_, addressed) => Err(KernelError::TooLarge {
             numel: addressed.unwrap_or(u128::MAX),
@@ -167,8 +172,8 @@ pub fn checked_numel(shape: &[usize]) -> Result<usize> {
 }
 
 /// The product of `sizes`, or `None` on overflow.
-fn product<'a>(mut sizes: impl Iterator<Item = &'a usize>) -> Option<u128> {
-    sizes.try_fold(1u128, |count, &size| count.checked_mul(size as u128))
+fn product(mut sizes: impl Iterator<Item = usize>) -> Option<u128> {
+    sizes.try_fold(1u128, |count, size| count.checked_mul(size as u128))
 }
 
 /// Refuses a fused kernel whose sizes are concrete at the first operation it replaced (in
@@ -177,21 +182,19 @@ fn product<'a>(mut sizes: impl Iterator<Item = &'a usize>) -> Option<u128> {
 /// elements, or a value per row when there are too many rows (rows with no elements). The
 /// kernel makes few of those results, but eager code makes each of them.
 pub fn check_fused_results(kernel: &FusedKernel) -> Result<()> {
-    let Some(shape) = kernel
-        .shape
-        .iter()
-        .map(|dim| match *dim {
-            Dim::Known(size) => usize::try_from(size).ok(),
-            Dim::Sym(_) => None,
-        })
-        .collect::<Option<Vec<usize>>>()
-    else {
-        return Ok(());
+    let known = |dim: &Dim| match *dim {
+        Dim::Known(size) => usize::try_from(size).ok(),
+        Dim::Sym(_) => None,
     };
-    let elements = checked_numel(&shape).err();
+    if !kernel.shape.iter().all(|dim| known(dim).is_some()) {
+        return Ok(());
+    }
+    let sizes = kernel.shape.iter().filter_map(known);
+    let elements = checked_count(sizes.clone()).err();
+    let outer = kernel.shape.len().saturating_sub(1);
     let rows = kernel
         .rows
-        .then(|| checked_numel(&shape[..shape.len().saturating_sub(1)]).err())
+        .then(|| checked_count(sizes.take(outer)).err())
         .flatten();
     let Some(too_large) = elements.clone().or_else(|| rows.clone()) else {
         return Ok(());

@@ -11,7 +11,7 @@ use crate::diag::{Code, Diagnostic, Result};
 use crate::dtype::{DType, Scalar};
 use crate::graph::ir::{Arg, BindSource, Graph, Node, NodeKind, Output, Part, Template, ValueRef};
 use crate::graph::op::Op;
-use crate::graph::shape::Dim;
+use crate::graph::shape::{Dim, Meta};
 use crate::source::Span;
 use crate::sym::{EvalError, ExprId, SymbolId, SymbolKind};
 
@@ -446,26 +446,28 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         operands: &[D::Tensor],
         node: &Node,
     ) -> Result<()> {
-        let results: Vec<(DType, u64)> = node
-            .outputs
-            .iter()
-            .map(|meta| {
-                let numel = meta.shape.iter().try_fold(1u64, |count, dim| {
-                    let size = match *dim {
-                        Dim::Known(size) => size,
-                        Dim::Sym(expr) => graph
-                            .env
-                            .eval_int(expr, &|symbol| self.value(symbol))
-                            .ok()?,
-                    };
-                    Some(count.saturating_mul(u64::try_from(size).ok()?))
-                });
-                (meta.dtype, numel.unwrap_or(0))
-            })
-            .collect();
-        self.device
-            .reserve(op, operands, &results)
-            .map_err(|error| kernel(&error, node))
+        let result = |meta: &Meta| {
+            let numel = meta.shape.iter().try_fold(1u64, |count, dim| {
+                let size = match *dim {
+                    Dim::Known(size) => size,
+                    Dim::Sym(expr) => graph
+                        .env
+                        .eval_int(expr, &|symbol| self.value(symbol))
+                        .ok()?,
+                };
+                Some(count.saturating_mul(u64::try_from(size).ok()?))
+            });
+            (meta.dtype, numel.unwrap_or(0))
+        };
+        // Most ops have one result: its size is passed without a vector.
+        let reserved = match node.outputs.as_slice() {
+            [meta] => self.device.reserve(op, operands, &[result(meta)]),
+            metas => {
+                let results: Vec<(DType, u64)> = metas.iter().map(result).collect();
+                self.device.reserve(op, operands, &results)
+            }
+        };
+        reserved.map_err(|error| kernel(&error, node))
     }
 
     fn bytes(&self, tensor: &D::Tensor) -> usize {

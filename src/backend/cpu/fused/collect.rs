@@ -68,9 +68,9 @@ pub(super) fn collectable(kernel: &FusedKernel) -> Option<usize> {
 /// error the unfused operations raise), with that segment's start.
 pub(super) type Failure = Mutex<Option<(usize, usize, KernelError)>>;
 
-/// The values of instruction `value` over the whole iteration space; the earliest element
-/// error is left in `failure`. Their number is known only now (kept values of a compaction),
-/// so their memory is asked for first: `OutOfMemory` when the machine cannot provide it.
+/// The values of instruction `value` (not kept values: see [`collectable`]) over the whole
+/// iteration space; the earliest element error is left in `failure`. Their memory is asked
+/// for first: `OutOfMemory` when the machine cannot provide it.
 pub(super) fn collect(
     context: &Context<'_>,
     plan: &Partition,
@@ -80,7 +80,12 @@ pub(super) fn collect(
     interrupt: &Interrupt,
 ) -> Result<Buffer, KernelError> {
     let domain = context.kernel.body[value].domain;
-    let segments = Segments::new(plan.segments_in_order(domain));
+    if domain == Domain::Kept {
+        return Err(KernelError::Internal(
+            "kept values cannot be collected: their segments' counts vary".into(),
+        ));
+    }
+    let segments = Segments::new(plan, domain);
     let lane_bytes = if dtype == DType::I64 { 8 } else { 4 };
     crate::backend::memory::reserve((segments.total as u64).saturating_mul(lane_bytes))?;
     let target = Target {
@@ -97,54 +102,43 @@ pub(super) fn collect(
     })
 }
 
-/// The segments in order, and where each one's values start in the output.
-struct Segments {
-    list: Vec<(Segment, usize)>,
-    starts: Vec<usize>,
+/// The segments in order, each giving the same number of the output's values but the last.
+struct Segments<'p> {
+    plan: &'p Partition,
+    domain: Domain,
+    per_segment: usize,
     total: usize,
 }
 
-impl Segments {
-    fn new(list: Vec<(Segment, usize)>) -> Segments {
-        let mut total = 0;
-        let starts = list
-            .iter()
-            .map(|(_, values)| {
-                let start = total;
-                total += values;
-                start
-            })
-            .collect();
+impl<'p> Segments<'p> {
+    fn new(plan: &'p Partition, domain: Domain) -> Segments<'p> {
         Segments {
-            list,
-            starts,
-            total,
+            plan,
+            domain,
+            per_segment: plan.values_per_segment(domain).max(1),
+            total: plan.values_of(domain),
         }
     }
 
-    /// The segment whose values hold output position `position`, searching from `hint`.
-    fn holding(&self, position: usize, hint: usize) -> usize {
-        let holds = |index: usize| {
-            self.starts[index] <= position && position < self.starts[index] + self.list[index].1
-        };
-        if hint < self.list.len() && holds(hint) {
-            return hint;
-        }
-        if hint + 1 < self.list.len() && holds(hint + 1) {
-            return hint + 1;
-        }
-        let after = self.starts.partition_point(|start| *start <= position);
-        let mut index = after.saturating_sub(1);
-        while index + 1 < self.list.len() && !holds(index) {
-            index += 1;
-        }
-        index
+    /// The segment whose values hold output position `position`.
+    fn holding(&self, position: usize) -> usize {
+        position / self.per_segment
+    }
+
+    /// Segment `index`, and how many values it gives.
+    fn get(&self, index: usize) -> (Segment, usize) {
+        self.plan.segment_in_order(index, self.domain)
+    }
+
+    /// Where segment `index`'s values start in the output.
+    fn start(&self, index: usize) -> usize {
+        index * self.per_segment
     }
 }
 
 struct Target<'t> {
     context: &'t Context<'t>,
-    segments: &'t Segments,
+    segments: &'t Segments<'t>,
     value: usize,
     domain: Domain,
     failure: &'t Failure,
@@ -222,9 +216,9 @@ impl Target<'_> {
     ) {
         let end = position + count;
         while position < end {
-            let index = self.segments.holding(position, worker.held.unwrap_or(0));
-            let count = self.segments.list[index].1;
-            let offset = position - self.segments.starts[index];
+            let index = self.segments.holding(position);
+            let count = self.segments.get(index).1;
+            let offset = position - self.segments.start(index);
             let take = (end - position).min(count - offset);
             match self.values::<T>(worker, index) {
                 Side::Splat(value) => out.repeat(value, take),
@@ -240,7 +234,7 @@ impl Target<'_> {
 
     /// The output's values over segment `index` (computed unless the worker holds them).
     fn values<'w, T: Lane>(&'w self, worker: &'w mut Worker, index: usize) -> Side<'w, T> {
-        let (segment, count) = self.segments.list[index];
+        let (segment, count) = self.segments.get(index);
         if worker.held != Some(index) {
             self.evaluate(worker, segment);
             worker.held = Some(index);

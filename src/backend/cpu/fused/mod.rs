@@ -68,12 +68,12 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
     let plan = Partition::new(&context, numel);
     // Collecting computes only the segments that give output values; without elements,
     // rows give none, yet a row reduction over empty rows must still fail.
-    let (buffers, totals) = match collect::collectable(kernel).filter(|_| numel > 0) {
-        Some(index) => collected(&context, &plan, index)?,
-        None => match repeated_row(&context, &plan)? {
-            Some(written) => written,
-            None => in_tasks(&context, &plan)?,
-        },
+    if let Some(index) = collect::collectable(kernel).filter(|_| numel > 0) {
+        return collected(&context, &plan, index);
+    }
+    let (buffers, totals) = match repeated_row(&context, &plan)? {
+        Some(written) => written,
+        None => in_tasks(&context, &plan)?,
     };
     buffers
         .into_iter()
@@ -96,8 +96,9 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
 /// Per output: its buffer (a tensor output) or its value (a total).
 type Written = (Vec<Option<Buffer>>, Vec<Option<Scalar>>);
 
-/// A kernel's only tensor output (`index`), collected without filling it first.
-fn collected(context: &eval::Context<'_>, plan: &Partition, index: usize) -> Result<Written> {
+/// The outputs of a kernel whose only tensor output (`index`) is collected without filling
+/// it first.
+fn collected(context: &eval::Context<'_>, plan: &Partition, index: usize) -> Result<Vec<Tensor>> {
     let kernel = context.kernel;
     let output = &kernel.outputs[index];
     let OutputKind::Values(value) = output.kind else {
@@ -122,9 +123,20 @@ fn collected(context: &eval::Context<'_>, plan: &Partition, index: usize) -> Res
     if let Some((instr, _, error)) = failure {
         return Err(in_member(kernel, instr, error));
     }
-    let mut buffers: Vec<Option<Buffer>> = kernel.outputs.iter().map(|_| None).collect();
-    buffers[index] = Some(buffer);
-    Ok((buffers, vec![None; kernel.outputs.len()]))
+    let mut buffer = Some(buffer);
+    (kernel.outputs.iter().enumerate())
+        .map(
+            |(at, output)| match (output.kind, buffer.take_if(|_| at == index)) {
+                (OutputKind::Values(value), Some(buffer)) => {
+                    buffer.into_tensor(&output_sizes(kernel, value, output, plan.count)?)
+                }
+                (OutputKind::Count(_), _) => Ok(Tensor::scalar(Scalar::Int(plan.count as i64))),
+                (OutputKind::Values(_) | OutputKind::Total(..), _) => Err(KernelError::Internal(
+                    "a kernel whose output is collected has no other values or totals".into(),
+                )),
+            },
+        )
+        .collect()
 }
 
 /// The outputs of a kernel over many rows without elements that has no totals, computed

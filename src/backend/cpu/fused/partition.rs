@@ -37,10 +37,9 @@ pub(crate) struct Partition {
     rows_per_task: usize,
     /// Rows per segment in a kernel that reduces rows.
     rows_per_segment: usize,
-    /// The tasks of a kernel that does not reduce rows.
-    stretches: Vec<Stretch>,
-    /// How many elements the mask keeps in each segment of the grid of [`CHUNK`].
-    counts: Vec<usize>,
+    /// The tasks of a kernel with a mask that does not reduce rows; without a mask, blocks
+    /// of [`BLOCK`] elements (`None`: computed when asked for, not listed).
+    stretches: Option<Vec<Stretch>>,
     /// How many elements the mask keeps (zero without a mask).
     pub count: usize,
 }
@@ -63,26 +62,17 @@ impl Partition {
                 rows: Some((outer.iter().product(), length)),
                 rows_per_task: rows_per_task.div_ceil(rows_per_segment) * rows_per_segment,
                 rows_per_segment,
-                stretches: Vec::new(),
-                counts: Vec::new(),
+                stretches: None,
                 count: 0,
             };
         }
         let Some(mask) = kernel.mask() else {
-            let stretches = (0..numel.div_ceil(BLOCK))
-                .map(|index| Stretch {
-                    start: index * BLOCK,
-                    end: ((index + 1) * BLOCK).min(numel),
-                    kept_len: 0,
-                })
-                .collect();
             return Partition {
                 numel,
                 rows: None,
                 rows_per_task: 0,
                 rows_per_segment: 0,
-                stretches,
-                counts: Vec::new(),
+                stretches: None,
                 count: 0,
             };
         };
@@ -98,8 +88,7 @@ impl Partition {
             rows: None,
             rows_per_task: 0,
             rows_per_segment: 0,
-            stretches,
-            counts,
+            stretches: Some(stretches),
             count,
         }
     }
@@ -115,8 +104,7 @@ impl Partition {
                     rows: Some((1, 0)),
                     rows_per_task: 1,
                     rows_per_segment: 1,
-                    stretches: Vec::new(),
-                    counts: Vec::new(),
+                    stretches: None,
                     count: 0,
                 };
                 Some((one, rows))
@@ -134,7 +122,22 @@ impl Partition {
     pub fn tasks(&self) -> usize {
         match self.rows {
             Some((rows, _)) => rows.div_ceil(self.rows_per_task),
-            None => self.stretches.len(),
+            None => match &self.stretches {
+                Some(stretches) => stretches.len(),
+                None => self.numel.div_ceil(BLOCK),
+            },
+        }
+    }
+
+    /// Task `index` of a kernel that does not reduce rows.
+    fn stretch(&self, index: usize) -> Stretch {
+        match &self.stretches {
+            Some(stretches) => stretches[index],
+            None => Stretch {
+                start: index * BLOCK,
+                end: ((index + 1) * BLOCK).min(self.numel),
+                kept_len: 0,
+            },
         }
     }
 
@@ -151,7 +154,7 @@ impl Partition {
                 })
                 .collect();
         }
-        let Stretch { start, end, .. } = self.stretches[index];
+        let Stretch { start, end, .. } = self.stretch(index);
         let mut segments = Vec::with_capacity((end - start).div_ceil(CHUNK) + 1);
         let mut at = start;
         while at < end {
@@ -165,33 +168,38 @@ impl Partition {
         segments
     }
 
-    /// Every segment in order, each with how many values of an output of `domain` it gives
-    /// (its elements, its rows' values, or its kept elements).
-    pub fn segments_in_order(&self, domain: Domain) -> Vec<(Segment, usize)> {
-        if let Some((rows, length)) = self.rows {
-            let per_row = if domain == Domain::Row { 1 } else { length };
-            return (0..rows)
-                .step_by(self.rows_per_segment)
-                .map(|row| {
-                    let count = self.rows_per_segment.min(rows - row);
-                    let segment = Segment {
-                        start: row * length,
-                        len: count * length,
-                    };
-                    (segment, count * per_row)
-                })
-                .collect();
+    /// How many values of an output of `domain` (not kept values, whose counts vary) each
+    /// segment gives, but the last, which may give fewer: segment `index`'s values are the
+    /// output's from `index` times this on.
+    pub fn values_per_segment(&self, domain: Domain) -> usize {
+        match self.rows {
+            Some((_, length)) => self.rows_per_segment * per_row(domain, length),
+            None => CHUNK,
         }
-        (0..self.numel.div_ceil(CHUNK))
-            .map(|index| {
-                let segment = grid_segment(index, self.numel);
-                let values = match domain {
-                    Domain::Kept => self.counts.get(index).copied().unwrap_or(0),
-                    Domain::Uniform | Domain::Row | Domain::Element => segment.len,
-                };
-                (segment, values)
-            })
-            .collect()
+    }
+
+    /// How many values an output of `domain` (not kept values) has.
+    pub fn values_of(&self, domain: Domain) -> usize {
+        match self.rows {
+            Some((rows, length)) => rows * per_row(domain, length),
+            None => self.numel,
+        }
+    }
+
+    /// Segment `index` in order, with how many values of an output of `domain` (not kept
+    /// values) it gives: its elements, or its rows' values.
+    pub fn segment_in_order(&self, index: usize, domain: Domain) -> (Segment, usize) {
+        if let Some((rows, length)) = self.rows {
+            let row = index * self.rows_per_segment;
+            let count = self.rows_per_segment.min(rows.saturating_sub(row));
+            let segment = Segment {
+                start: row * length,
+                len: count * length,
+            };
+            return (segment, count * per_row(domain, length));
+        }
+        let segment = grid_segment(index, self.numel);
+        (segment, segment.len)
     }
 
     /// How many values of an output of `domain` each task writes, in task order.
@@ -208,8 +216,8 @@ impl Partition {
                 })
                 .collect();
         }
-        self.stretches
-            .iter()
+        (0..self.tasks())
+            .map(|index| self.stretch(index))
             .map(|stretch| match domain {
                 Domain::Kept => stretch.kept_len,
                 Domain::Uniform | Domain::Row | Domain::Element => stretch.end - stretch.start,
@@ -255,6 +263,11 @@ fn mask_counts(context: &Context<'_>, numel: usize, mask: usize) -> Vec<usize> {
             .for_each(|block| fill(&mut scratch, block));
     }
     counts
+}
+
+/// How many values of an output of `domain` a row of `length` elements gives.
+fn per_row(domain: Domain, length: usize) -> usize {
+    if domain == Domain::Row { 1 } else { length }
 }
 
 /// Segment `index` of the grid of [`CHUNK`] elements.

@@ -51,8 +51,7 @@ fn rows_plan(rows: usize, length: usize) -> Partition {
         rows: Some((rows, length)),
         rows_per_task: (BLOCK / length.max(1)).max(1),
         rows_per_segment: 1,
-        stretches: Vec::new(),
-        counts: Vec::new(),
+        stretches: None,
         count: 0,
     }
 }
@@ -72,4 +71,50 @@ fn many_empty_rows_are_planned_as_one() {
     // One empty row, or rows with elements, run as they are.
     assert!(rows_plan(1, 0).one_empty_row().is_none());
     assert!(rows_plan(5, 3).one_empty_row().is_none());
+}
+
+/// A plan over `rows` rows of `length` elements, as many to a segment as fit in a chunk.
+fn short_rows_plan(rows: usize, length: usize) -> Partition {
+    Partition {
+        rows_per_segment: (CHUNK / length).max(1),
+        ..rows_plan(rows, length)
+    }
+}
+
+#[test]
+fn segments_in_order_give_their_values_where_the_output_places_them() {
+    let grid = || Partition {
+        numel: 3 * CHUNK + 10,
+        rows: None,
+        rows_per_task: 1,
+        rows_per_segment: 1,
+        stretches: None,
+        count: 0,
+    };
+    let plans = [
+        (grid(), Domain::Element),
+        (short_rows_plan(1001, 3), Domain::Element),
+        (short_rows_plan(1001, 3), Domain::Row),
+        (rows_plan(5, 2000), Domain::Element),
+        (rows_plan(5, 2000), Domain::Row),
+    ];
+    for (plan, domain) in plans {
+        let per_segment = plan.values_per_segment(domain);
+        let (mut values, mut elements, mut index) = (0, 0, 0);
+        while values < plan.values_of(domain) {
+            let (segment, count) = plan.segment_in_order(index, domain);
+            assert_eq!(
+                values,
+                index * per_segment,
+                "segment {index} over {domain:?}"
+            );
+            assert_eq!(segment.start, elements, "segment {index} over {domain:?}");
+            assert!(0 < count && count <= per_segment);
+            values += count;
+            elements += segment.len;
+            index += 1;
+        }
+        assert_eq!(values, plan.values_of(domain));
+        assert_eq!(elements, plan.numel);
+    }
 }
