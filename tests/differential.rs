@@ -1,5 +1,6 @@
 //! Fused against unfused: every program with `@compile` also runs compiled without fusion,
-//! and the two runs must print exactly the same bytes and report exactly the same errors.
+//! and the two runs must print exactly the same bytes and report exactly the same errors;
+//! so must a run that compiles every fused kernel it can to machine code.
 //!
 //! Eager against compiled: every suite program and example that uses `@compile` runs both
 //! ways and must print the same lines (integers and booleans exactly, floats within 1e-5
@@ -10,6 +11,7 @@
 mod common;
 
 use common::{differences, exact_differences, on_big_stack, root, run_file, tsl_files};
+use tsl::backend::Native;
 use tsl::eval::Options;
 
 /// Runs `compare` on every suite program and example that uses `@compile` (and that `skip`
@@ -71,6 +73,27 @@ fn fused_runs_are_bitwise_equal_to_unfused_runs() {
                 },
             );
             exact_differences(name, &unfused, &run_file(path, Options::default()))
+        },
+    );
+}
+
+#[test]
+fn fused_kernels_compiled_to_machine_code_are_bitwise_equal_to_unfused_runs() {
+    compare_compiled_programs(
+        |_| false,
+        |path, name| {
+            let unfused = run_file(
+                path,
+                Options {
+                    unfused: true,
+                    ..Options::default()
+                },
+            );
+            let native = Options {
+                native: Native::Always,
+                ..Options::default()
+            };
+            exact_differences(name, &unfused, &run_file(path, native))
         },
     );
 }

@@ -209,6 +209,8 @@ impl std::fmt::Debug for Target {
 pub struct Dispatch<'r> {
     pub target: &'r mut Target,
     pub rng: &'r mut ChaCha8Rng,
+    /// Which fused kernels the CPU runs as machine code.
+    pub native: cpu::Native,
 }
 
 impl Dispatch<'_> {
@@ -275,7 +277,11 @@ impl Device for Dispatch<'_> {
                     .into_iter()
                     .map(Tensor::into_host)
                     .collect::<Result<Vec<_>, _>>()?;
-                let outputs = cpu::Cpu { rng: self.rng }.run(op, inputs)?;
+                let outputs = cpu::Cpu {
+                    rng: self.rng,
+                    native: self.native,
+                }
+                .run(op, inputs)?;
                 Ok(outputs.into_iter().map(Tensor::Host).collect())
             }
             #[cfg(feature = "gpu")]

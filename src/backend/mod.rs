@@ -19,6 +19,7 @@ pub mod host;
 pub mod interrupt;
 pub mod memory;
 
+pub use cpu::Native;
 pub use dispatch::{DeviceKind, Devices, Dispatch, Target, Tensor, Unavailable};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};
 #[cfg(feature = "gpu")]

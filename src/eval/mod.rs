@@ -111,6 +111,9 @@ pub struct Options {
     /// Run compiled graphs without fusing their elementwise operations (each op is its own
     /// kernel), to compare with fused runs.
     pub unfused: bool,
+    /// Which fused kernels of compiled graphs run on the CPU as machine code compiled for
+    /// them (by default those over many elements); tests compile every one they can.
+    pub native: crate::backend::Native,
     /// Where eager code and compiled graphs compute (`--device`); opened by
     /// [`Interpreter::use_device`].
     pub device: crate::backend::DeviceKind,

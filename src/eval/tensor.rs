@@ -103,6 +103,7 @@ impl Interpreter {
         Dispatch {
             target: &mut self.devices.target,
             rng: &mut self.rng,
+            native: self.options.native,
         }
     }
 

@@ -3,7 +3,7 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::{KernelError, Tensor};
+use super::{KernelError, Native, Tensor};
 use crate::backend::exec::Device;
 use crate::dtype::{DType, Scalar};
 use crate::graph::op::Op;
@@ -11,6 +11,8 @@ use crate::graph::op::Op;
 /// The CPU device, drawing random numbers from the session's generator.
 pub struct Cpu<'r> {
     pub rng: &'r mut ChaCha8Rng,
+    /// Which fused kernels run as machine code.
+    pub native: Native,
 }
 
 impl Device for Cpu<'_> {
@@ -37,7 +39,10 @@ impl Device for Cpu<'_> {
     }
 
     fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
-        let outputs = super::run(op, inputs, self.rng)?;
+        let outputs = match op {
+            Op::Fused(kernel) => super::fused::run(kernel, &inputs, self.native)?,
+            op => super::run(op, inputs, self.rng)?,
+        };
         // A chunked kernel skips its remaining chunks once interrupted: its result is void.
         if crate::backend::interrupt::requested() {
             return Err(KernelError::Interrupted);

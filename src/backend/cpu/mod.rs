@@ -61,6 +61,7 @@ pub use creation::{arange, from_elements, full, ones, randn, zeros};
 pub use device::Cpu;
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};
 pub use format::format_tensor;
+pub use fused::Native;
 pub use gather::{gather, index_select};
 pub use index::{IndexItem, index};
 pub use join::{cat, narrow, split, stack};

@@ -89,7 +89,7 @@ fn run_borrowed(op: &Op, inputs: &[Tensor], rng: &mut ChaCha8Rng) -> Result<Vec<
         Op::RepeatIndices => one(super::repeat_interleave_indices(input()?)),
         Op::Unique => one(super::unique(input()?)),
         Op::MatMul => one(super::matmul(input()?, second(op, inputs)?)),
-        Op::Fused(kernel) => super::fused::run(kernel, inputs),
+        Op::Fused(kernel) => super::fused::run(kernel, inputs, super::Native::default()),
     }
 }
 

@@ -113,7 +113,14 @@ impl Device for Deferring {
 fn run_both(text: &str, x: &[i64]) -> (String, Option<String>) {
     let deferred = run_on(&mut Deferring::new(), text, x);
     let mut rng = ChaCha8Rng::seed_from_u64(0);
-    let immediate = run_on(&mut cpu::Cpu { rng: &mut rng }, text, x);
+    let immediate = run_on(
+        &mut cpu::Cpu {
+            rng: &mut rng,
+            native: cpu::Native::default(),
+        },
+        text,
+        x,
+    );
     assert_eq!(
         deferred, immediate,
         "the deferring device differs from the CPU"

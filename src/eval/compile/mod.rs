@@ -261,11 +261,13 @@ impl Interpreter {
             out,
             profile,
             devices,
+            options,
             ..
         } = self;
         let mut device = backend::Dispatch {
             target: &mut devices.target,
             rng,
+            native: options.native,
         };
         let mut print = |text: &str| out.print(text);
         exec::execute(

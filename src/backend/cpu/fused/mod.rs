@@ -29,6 +29,7 @@ mod collect;
 mod eval;
 mod lanes;
 mod layout;
+mod native;
 mod partition;
 mod slot;
 mod totals;
@@ -47,19 +48,25 @@ use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{Domain, FusedKernel, OutputKind};
 use crate::graph::shape::Dim;
 
+pub use self::native::Native;
+
 /// Elements per segment of a kernel without row reductions: small enough that the buffers
 /// of a chain of instructions stay in the first-level cache (4 KiB each for `f32`; at 4,096
 /// elements a five-operation chain spilled to the second level and ran about a fifth slower).
 pub(crate) const CHUNK: usize = 1024;
 
 /// Computes a fused kernel whose sizes are concrete, on its operands.
-pub fn run(kernel: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+/// Compiled to machine code where `native` says so and the kernel can be.
+pub fn run(kernel: &FusedKernel, inputs: &[Tensor], native: Native) -> Result<Vec<Tensor>> {
     let shape = concrete(&kernel.shape)?;
     let numel = checked_numel(&shape)?;
     let operands = inputs
         .iter()
         .map(|tensor| Operand::new(tensor, &shape))
         .collect::<Result<Vec<_>>>()?;
+    if let Some(outputs) = native::run(kernel, &operands, numel, native) {
+        return outputs;
+    }
     let context = eval::Context {
         kernel,
         operands: &operands,
