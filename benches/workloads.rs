@@ -5,6 +5,9 @@
 //! which the 1024-row product never runs), and a 4096×4096 matrix times a vector of 4096 on
 //! either side.
 //!
+//! The chain runs once more with its fused kernel interpreted rather than compiled to machine
+//! code, to measure what the compiled loop gains.
+//!
 //! `cargo bench --bench workloads` (add a filter on the printed names, such as `-- softmax`, to run some).
 
 mod support;
@@ -12,7 +15,7 @@ mod support;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use tsl::backend::cpu;
+use tsl::backend::{Native, cpu};
 use tsl::eval::{Interpreter, Options, Status, TensorValue, Value};
 
 /// Each workload twice: `NAME` compiled and `NAME_eager`.
@@ -80,7 +83,7 @@ fn workloads(c: &mut Criterion) {
         ),
         ("softmax", "row softmax, 4096x1024 f32", vec![rows]),
         ("softmax", "row softmax, 2500000x4 f32", vec![short_rows]),
-        ("total", "x.sum(), 10M f32", vec![x]),
+        ("total", "x.sum(), 10M f32", vec![x.clone()]),
         ("product", "matmul 1024x1024 f32", vec![a, b]),
         ("product", "matmul 500x500 f32", vec![small_a, small_b]),
         (
@@ -103,6 +106,26 @@ fn workloads(c: &mut Criterion) {
             });
         }
     }
+    // The chain's fused kernel interpreted instead of compiled to machine code.
+    let mut interpreted = Interpreter::new(
+        Options {
+            native: Native::Never,
+            ..Options::default()
+        },
+        Box::new(support::Silent),
+    );
+    assert_eq!(
+        interpreted.run_cell("setup", PROGRAM.to_string()),
+        Status::Ok
+    );
+    let chain = [x];
+    interpreted
+        .call("chain", chain.to_vec())
+        .expect("the workload runs");
+    group.bench_function(
+        "relu(x * 2.0 + 1.0) * x - 0.5, 10M f32, compiled, kernel interpreted",
+        |bench| bench.iter(|| interpreted.call("chain", chain.to_vec())),
+    );
     group.finish();
 }
 

@@ -100,8 +100,19 @@ pub fn sigmoid_f32(x: f32) -> f32 {
     1.0 / (1.0 + exp_f32(-x))
 }
 
+/// `exp_f32`'s arguments are clamped to `[EXP_LOWEST, EXP_HIGHEST]`; above `EXP_OVERFLOW` the
+/// result is `inf`.
+pub const EXP_LOWEST: f32 = -104.0;
+pub const EXP_HIGHEST: f32 = 89.0;
+pub const EXP_OVERFLOW: f32 = 88.8;
+/// 1.5 * 2^23: adding it rounds to an integer held in the low bits of the mantissa.
+pub const ROUND: f32 = 12_582_912.0;
+pub const LN2_HIGH: f32 = std::f32::consts::LN_2;
+/// ln(2) - LN2_HIGH, the part of ln(2) the f32 constant leaves out.
+pub const LN2_LOW: f32 = -1.904_654_3e-9;
+
 /// `1/k!` for `k` in `0..8`: the Taylor coefficients of `e^r`, highest power first.
-const EXP_SERIES: [f32; 8] = [
+pub const EXP_SERIES: [f32; 8] = [
     1.0 / 5_040.0,
     1.0 / 720.0,
     1.0 / 120.0,
@@ -124,12 +135,7 @@ const EXP_SERIES: [f32; 8] = [
 /// multiply-add on every processor, so the bits are the same everywhere.
 #[inline]
 pub fn exp_f32(x: f32) -> f32 {
-    // 1.5 * 2^23: adding it rounds to an integer held in the low bits of the mantissa.
-    const ROUND: f32 = 12_582_912.0;
-    const LN2_HIGH: f32 = std::f32::consts::LN_2;
-    // ln(2) - LN2_HIGH, the part of ln(2) the f32 constant leaves out.
-    const LN2_LOW: f32 = -1.904_654_3e-9;
-    let clamped = x.clamp(-104.0, 89.0);
+    let clamped = x.clamp(EXP_LOWEST, EXP_HIGHEST);
     let shifted = clamped.mul_add(std::f32::consts::LOG2_E, ROUND);
     let whole = shifted - ROUND;
     // k from the low bits of the mantissa (a float-to-int conversion would not vectorise).
@@ -147,7 +153,7 @@ pub fn exp_f32(x: f32) -> f32 {
     let value = series * power(half) * power(k - half);
     if x.is_nan() {
         x
-    } else if x > 88.8 {
+    } else if x > EXP_OVERFLOW {
         f32::INFINITY
     } else {
         value

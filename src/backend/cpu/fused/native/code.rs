@@ -21,6 +21,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module, default_libcall_names};
 use rayon::prelude::*;
 
+use super::super::Buffer;
 use super::codegen;
 use super::lower::Loop;
 use crate::backend::error::{KernelError, Result};
@@ -42,7 +43,8 @@ pub(super) struct Code {
     entry: Entry,
     /// Per operand: read whole, or as one value.
     whole: Vec<bool>,
-    outputs: usize,
+    /// Per output: `bool` values (masks), or `f32` ones.
+    masks: Vec<bool>,
 }
 
 /// Why a loop has no code.
@@ -66,6 +68,14 @@ fn host() -> Option<&'static OwnedTargetIsa> {
     .as_ref()
 }
 
+/// Whether the processor has fused multiply-adds (which `exp` needs, to compute the
+/// interpreter's bits at speed); `None` when Cranelift does not know the processor.
+pub(super) fn fma() -> Option<bool> {
+    let flags = host()?.isa_flags();
+    let fma = flags.iter().find(|flag| flag.name == "has_fma");
+    Some(fma.and_then(cranelift_codegen::settings::Value::as_bool) == Some(true))
+}
+
 impl Code {
     /// Compiles `looped`. Its machine code stays for the rest of the process.
     pub fn compile(looped: &Loop) -> std::result::Result<Code, Failure> {
@@ -80,7 +90,11 @@ impl Code {
         context.func.signature = signature;
         context.func.name = UserFuncName::user(0, id.as_u32());
         let mut builder = FunctionBuilderContext::new();
-        codegen::define(looped, &mut context.func, &mut builder, pointer)
+        let host = codegen::Host {
+            pointer,
+            call: isa.default_call_conv(),
+        };
+        codegen::define(looped, &mut context.func, &mut builder, host)
             .map_err(|error| failed(&error))?;
         (module.define_function(id, &mut context)).map_err(|error| failed(&error))?;
         module
@@ -98,12 +112,14 @@ impl Code {
         Ok(Code {
             entry,
             whole: looped.whole.clone(),
-            outputs: looped.outputs.len(),
+            masks: (looped.outputs.iter())
+                .map(|&step| looped.steps[step].is_mask())
+                .collect(),
         })
     }
 
     /// The outputs, of `len` elements each, computed from `operands`.
-    pub fn run(&self, operands: &[&[f32]], len: usize) -> Result<Vec<Vec<f32>>> {
+    pub fn run(&self, operands: &[&[f32]], len: usize) -> Result<Vec<Buffer>> {
         let fits = operands.len() == self.whole.len()
             && (operands.iter().zip(&self.whole)).all(|(values, &whole)| {
                 if whole {
@@ -117,15 +133,19 @@ impl Code {
                 "a native loop's operands do not have its elements".into(),
             ));
         }
-        let mut outputs = (0..self.outputs)
-            .map(|_| scratch_vec::<f32>(len))
+        let mut outputs = (self.masks.iter())
+            .map(|&mask| {
+                if mask {
+                    scratch_vec::<bool>(len).map(Buffer::Bool)
+                } else {
+                    scratch_vec::<f32>(len).map(Buffer::F32)
+                }
+            })
             .collect::<Result<Vec<_>>>()?;
         let operands: Vec<usize> = (operands.iter())
             .map(|values| values.as_ptr().expose_provenance())
             .collect();
-        let places: Vec<usize> = (outputs.iter_mut())
-            .map(|values| values.spare_capacity_mut().as_mut_ptr().expose_provenance())
-            .collect();
+        let places: Vec<usize> = outputs.iter_mut().map(place).collect();
         let call = |start: usize, end: usize| {
             // SAFETY: the addresses are those of `operands` (each holding the elements of
             // `0..len`, or one value when it is not read whole, as checked above) and of
@@ -150,13 +170,27 @@ impl Code {
         // Blocks skipped for Ctrl-C were not written: the outputs stay empty.
         interrupt.check()?;
         for output in &mut outputs {
-            // SAFETY: every call wrote every position of its range in every output, and the
-            // calls covered `0..len` (no block was skipped: the interrupt was not requested).
+            // SAFETY: every call wrote every position of its range in every output (a mask as
+            // 0 or 1, a valid `bool`), and the calls covered `0..len` (no block was skipped:
+            // the interrupt was not requested).
             #[allow(unsafe_code)]
             unsafe {
-                output.set_len(len);
+                match output {
+                    Buffer::F32(values) => values.set_len(len),
+                    Buffer::I64(values) => values.set_len(len),
+                    Buffer::Bool(values) => values.set_len(len),
+                }
             }
         }
         Ok(outputs)
+    }
+}
+
+/// The address where an output's values go: its capacity.
+fn place(output: &mut Buffer) -> usize {
+    match output {
+        Buffer::F32(values) => values.spare_capacity_mut().as_mut_ptr().expose_provenance(),
+        Buffer::I64(values) => values.spare_capacity_mut().as_mut_ptr().expose_provenance(),
+        Buffer::Bool(values) => values.spare_capacity_mut().as_mut_ptr().expose_provenance(),
     }
 }

@@ -13,9 +13,11 @@ use cranelift_codegen::ir::immediates::Ieee32;
 use cranelift_codegen::ir::{
     AbiParam, Block, Endianness, Function, InstBuilder, MemFlags, Signature, Type, Value, types,
 };
+use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
 use super::lower::{Compare, Float1, Float2, Loop, Step, Test};
+use crate::graph::semantics as element;
 
 /// Elements per iteration of the vector loop: four vectors of four `f32`.
 pub(super) const LANES: i64 = 16;
@@ -38,14 +40,23 @@ enum Form {
     Vector,
 }
 
+/// What the code generator needs of the processor: its address type and the calling
+/// convention of functions it calls.
+#[derive(Clone, Copy)]
+pub(super) struct Host {
+    pub pointer: Type,
+    pub call: CallConv,
+}
+
 /// Writes the body of `function` computing `looped`; `Err` when the function does not have
 /// the parameters of [`signature`].
 pub(super) fn define(
     looped: &Loop,
     function: &mut Function,
     context: &mut FunctionBuilderContext,
-    pointer: Type,
+    host: Host,
 ) -> Result<(), String> {
+    let pointer = host.pointer;
     let mut b = FunctionBuilder::new(function, context);
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
@@ -67,7 +78,7 @@ pub(super) fn define(
         })
         .collect();
     let uniform = looped.uniform();
-    let once = Once::compute(&mut b, looped, &uniform, &operands);
+    let once = Once::compute(&mut b, host, looped, &uniform, &operands);
     let loops = Loops::new(&mut b, pointer);
     b.ins().jump(loops.vector_head, &[start.into()]);
 
@@ -85,14 +96,23 @@ pub(super) fn define(
     );
     b.switch_to_block(loops.vector_body);
     let bytes = b.ins().ishl_imm(index, 2);
-    for part in 0..UNROLL {
-        let at = i32::try_from(part * LANES / UNROLL * 4).unwrap_or_default();
-        let values = elements(&mut b, looped, &once.vector, Form::Vector, |b, operand| {
-            let address = b.ins().iadd(operands[operand], bytes);
-            b.ins().load(VECTOR, loose(), address, at)
-        });
-        store(&mut b, looped, &values, &outputs, bytes, at);
-    }
+    let parts: Vec<Vec<Value>> = (0..UNROLL)
+        .map(|part| {
+            let at = vector_offset(part);
+            elements(
+                &mut b,
+                host,
+                looped,
+                &once.vector,
+                Form::Vector,
+                |b, operand| {
+                    let address = b.ins().iadd(operands[operand], bytes);
+                    b.ins().load(VECTOR, loose(), address, at)
+                },
+            )
+        })
+        .collect();
+    store_vectors(&mut b, looped, &parts, &outputs, index);
     b.ins().jump(loops.vector_head, &[next.into()]);
 
     // The elements left, one at a time.
@@ -103,11 +123,24 @@ pub(super) fn define(
         .brif(before, loops.scalar_body, &[], loops.exit, &[]);
     b.switch_to_block(loops.scalar_body);
     let bytes = b.ins().ishl_imm(index, 2);
-    let values = elements(&mut b, looped, &once.scalar, Form::Scalar, |b, operand| {
-        let address = b.ins().iadd(operands[operand], bytes);
-        b.ins().load(types::F32, loose(), address, 0)
-    });
-    store(&mut b, looped, &values, &outputs, bytes, 0);
+    let values = elements(
+        &mut b,
+        host,
+        looped,
+        &once.scalar,
+        Form::Scalar,
+        |b, operand| {
+            let address = b.ins().iadd(operands[operand], bytes);
+            b.ins().load(types::F32, loose(), address, 0)
+        },
+    );
+    for (&step, &output) in looped.outputs.iter().zip(&outputs) {
+        // A float is four bytes; a mask, 0 or 1 already, is stored as one byte (a `bool`).
+        let stride = if looped.steps[step].is_mask() { 0 } else { 2 };
+        let offset = b.ins().ishl_imm(index, stride);
+        let address = b.ins().iadd(output, offset);
+        b.ins().store(loose(), values[step], address, 0);
+    }
     let next = b.ins().iadd_imm(index, 1);
     b.ins().jump(loops.scalar_head, &[next.into()]);
 
@@ -162,6 +195,7 @@ struct Once {
 impl Once {
     fn compute(
         b: &mut FunctionBuilder<'_>,
+        host: Host,
         looped: &Loop,
         uniform: &[bool],
         operands: &[Value],
@@ -185,7 +219,7 @@ impl Once {
                 (Form::Vector, &mut once.vector),
             ] {
                 let arguments: Vec<Value> = step.operands().filter_map(|at| values[at]).collect();
-                values[index] = Some(compute(b, form, *step, &arguments));
+                values[index] = Some(compute(b, host, form, *step, &arguments));
             }
         }
         once
@@ -196,6 +230,7 @@ impl Once {
 /// `load`, the rest computed.
 fn elements(
     b: &mut FunctionBuilder<'_>,
+    host: Host,
     looped: &Loop,
     once: &[Option<Value>],
     form: Form,
@@ -208,7 +243,7 @@ fn elements(
             (None, Step::Input(operand)) => load(b, operand),
             (None, step) => {
                 let arguments: Vec<Value> = step.operands().map(|at| values[at]).collect();
-                compute(b, form, step, &arguments)
+                compute(b, host, form, step, &arguments)
             }
         };
         values.push(value);
@@ -216,29 +251,56 @@ fn elements(
     values
 }
 
-/// Stores the output steps' values at `bytes + at` past each output's address.
-fn store(
+/// The byte offset of a part of the vector loop's iteration in an `f32` array.
+fn vector_offset(part: i64) -> i32 {
+    i32::try_from(part * LANES / UNROLL * 4).unwrap_or_default()
+}
+
+/// Stores one iteration's outputs: each part's floats in place, and the parts' masks
+/// narrowed from lanes of 32 bits to one byte each, 0 or 1 (a `bool`), in one store.
+fn store_vectors(
     b: &mut FunctionBuilder<'_>,
     looped: &Loop,
-    values: &[Value],
+    parts: &[Vec<Value>],
     outputs: &[Value],
-    bytes: Value,
-    at: i32,
+    index: Value,
 ) {
     for (&step, &output) in looped.outputs.iter().zip(outputs) {
+        if looped.steps[step].is_mask() {
+            let [first, second, third, fourth] = [0, 1, 2, 3].map(|part| parts[part][step]);
+            let low = b.ins().snarrow(first, second);
+            let high = b.ins().snarrow(third, fourth);
+            let bytes = b.ins().snarrow(low, high);
+            let one = b.ins().iconst(types::I8, 1);
+            let ones = b.ins().splat(types::I8X16, one);
+            let flags = b.ins().band(bytes, ones);
+            let address = b.ins().iadd(output, index);
+            b.ins().store(loose(), flags, address, 0);
+            continue;
+        }
+        let bytes = b.ins().ishl_imm(index, 2);
         let address = b.ins().iadd(output, bytes);
-        b.ins().store(loose(), values[step], address, at);
+        for (part, values) in (0..UNROLL).zip(parts) {
+            b.ins()
+                .store(loose(), values[step], address, vector_offset(part));
+        }
     }
 }
 
 /// The instructions of one step (not an operand read) on its operands' values.
-fn compute(b: &mut FunctionBuilder<'_>, form: Form, step: Step, arguments: &[Value]) -> Value {
+fn compute(
+    b: &mut FunctionBuilder<'_>,
+    host: Host,
+    form: Form,
+    step: Step,
+    arguments: &[Value],
+) -> Value {
     let argument = |index: usize| arguments[index];
     match step {
         Step::Input(_) => argument(0),
         Step::Float(bits) => float(b, form, bits),
         Step::Bool(value) => mask(b, form, value),
-        Step::Float1(op, _) => float1(b, form, op, argument(0)),
+        Step::Float1(op, _) => float1(b, host, form, op, argument(0)),
         Step::Float2(op, ..) => float2(b, form, op, argument(0), argument(1)),
         Step::Compare(op, ..) => {
             let condition = match op {
@@ -287,7 +349,7 @@ fn compute(b: &mut FunctionBuilder<'_>, form: Form, step: Step, arguments: &[Val
     }
 }
 
-fn float1(b: &mut FunctionBuilder<'_>, form: Form, op: Float1, x: Value) -> Value {
+fn float1(b: &mut FunctionBuilder<'_>, host: Host, form: Form, op: Float1, x: Value) -> Value {
     match op {
         Float1::Neg => b.ins().fneg(x),
         Float1::Abs => b.ins().fabs(x),
@@ -298,6 +360,134 @@ fn float1(b: &mut FunctionBuilder<'_>, form: Form, op: Float1, x: Value) -> Valu
             select(b, form, nonpositive, zero, x)
         }
         Float1::Sqrt => b.ins().sqrt(x),
+        Float1::Exp => exp(b, form, x),
+        // `1 / (1 + exp(-x))`.
+        Float1::Sigmoid => {
+            let negated = b.ins().fneg(x);
+            let power = exp(b, form, negated);
+            let one = float(b, form, 1.0f32.to_bits());
+            let denominator = b.ins().fadd(one, power);
+            b.ins().fdiv(one, denominator)
+        }
+        Float1::Log => call(b, host, form, log_lane, x),
+        Float1::Tanh => call(b, host, form, tanh_lane, x),
+    }
+}
+
+/// `exp_f32`: the argument clamped, split as `k·ln(2) + r`, the series of `e^r` by Horner's
+/// rule in fused multiply-adds, scaled by `2^k` in two factors; NaN kept, overflow `inf`.
+fn exp(b: &mut FunctionBuilder<'_>, form: Form, x: Value) -> Value {
+    let lowest = float(b, form, element::EXP_LOWEST.to_bits());
+    let below = b.ins().fcmp(FloatCC::LessThan, x, lowest);
+    let raised = select(b, form, below, lowest, x);
+    let highest = float(b, form, element::EXP_HIGHEST.to_bits());
+    let above = b.ins().fcmp(FloatCC::GreaterThan, raised, highest);
+    let clamped = select(b, form, above, highest, raised);
+    let log2_e = float(b, form, std::f32::consts::LOG2_E.to_bits());
+    let round = float(b, form, element::ROUND.to_bits());
+    let shifted = b.ins().fma(clamped, log2_e, round);
+    let whole = b.ins().fsub(shifted, round);
+    let shifted_bits = bits(b, form, shifted);
+    let round_bits = int(b, form, element::ROUND.to_bits().cast_signed());
+    let k = b.ins().isub(shifted_bits, round_bits);
+    let negated = b.ins().fneg(whole);
+    let high = float(b, form, element::LN2_HIGH.to_bits());
+    let r = b.ins().fma(negated, high, clamped);
+    let low = float(b, form, element::LN2_LOW.to_bits());
+    let r = b.ins().fma(negated, low, r);
+    let mut series = float(b, form, element::EXP_SERIES[0].to_bits());
+    for coefficient in &element::EXP_SERIES[1..] {
+        let coefficient = float(b, form, coefficient.to_bits());
+        series = b.ins().fma(series, r, coefficient);
+    }
+    let one = b.ins().iconst(types::I32, 1);
+    let half = b.ins().sshr(k, one);
+    let rest = b.ins().isub(k, half);
+    let first = power_of_two(b, form, half);
+    let second = power_of_two(b, form, rest);
+    let value = b.ins().fmul(series, first);
+    let value = b.ins().fmul(value, second);
+    let overflow = float(b, form, element::EXP_OVERFLOW.to_bits());
+    let overflows = b.ins().fcmp(FloatCC::GreaterThan, x, overflow);
+    let infinity = float(b, form, f32::INFINITY.to_bits());
+    let value = select(b, form, overflows, infinity, value);
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    select(b, form, nan, x, value)
+}
+
+/// `2^exponent` from exponent bits (`exponent` in the normal range).
+fn power_of_two(b: &mut FunctionBuilder<'_>, form: Form, exponent: Value) -> Value {
+    let bias = int(b, form, 127);
+    let biased = b.ins().iadd(exponent, bias);
+    let mantissa = b.ins().iconst(types::I32, 23);
+    let shifted = b.ins().ishl(biased, mantissa);
+    let little = MemFlags::new().with_endianness(Endianness::Little);
+    b.ins().bitcast(float_type(form), little, shifted)
+}
+
+/// A float's bits as an integer of its width.
+fn bits(b: &mut FunctionBuilder<'_>, form: Form, x: Value) -> Value {
+    let little = MemFlags::new().with_endianness(Endianness::Little);
+    let ty = match form {
+        Form::Scalar => types::I32,
+        Form::Vector => VECTOR_MASK,
+    };
+    b.ins().bitcast(ty, little, x)
+}
+
+fn float_type(form: Form) -> Type {
+    match form {
+        Form::Scalar => types::F32,
+        Form::Vector => VECTOR,
+    }
+}
+
+/// A 32-bit integer constant, in every lane of a vector.
+fn int(b: &mut FunctionBuilder<'_>, form: Form, value: i32) -> Value {
+    let lane = b.ins().iconst(types::I32, i64::from(value));
+    match form {
+        Form::Scalar => lane,
+        Form::Vector => b.ins().splat(VECTOR_MASK, lane),
+    }
+}
+
+extern "C" fn log_lane(x: f32) -> f32 {
+    x.ln()
+}
+
+extern "C" fn tanh_lane(x: f32) -> f32 {
+    x.tanh()
+}
+
+/// `function` of each lane, called through its address.
+fn call(
+    b: &mut FunctionBuilder<'_>,
+    host: Host,
+    form: Form,
+    function: extern "C" fn(f32) -> f32,
+    x: Value,
+) -> Value {
+    let mut signature = Signature::new(host.call);
+    signature.params.push(AbiParam::new(types::F32));
+    signature.returns.push(AbiParam::new(types::F32));
+    let signature = b.import_signature(signature);
+    let address = (function as *const ()).expose_provenance().cast_signed();
+    let callee = b.ins().iconst(host.pointer, address as i64);
+    let lane = |b: &mut FunctionBuilder<'_>, value: Value| {
+        let call = b.ins().call_indirect(signature, callee, &[value]);
+        b.inst_results(call)[0]
+    };
+    match form {
+        Form::Scalar => lane(b, x),
+        Form::Vector => {
+            let mut result = x;
+            for index in 0..4 {
+                let value = b.ins().extractlane(x, index);
+                let computed = lane(b, value);
+                result = b.ins().insertlane(result, computed, index);
+            }
+            result
+        }
     }
 }
 

@@ -2,10 +2,11 @@
 //!
 //! A kernel qualifies when every value is an `f32` or a `bool` computed element by element
 //! (no row reductions, no kept elements, no totals), its operands are `f32` tensors read
-//! whole or single values, its outputs are `f32` values of the whole iteration space, and
-//! every instruction is one whose element function is a few machine instructions with the
-//! same bits as `graph::semantics` (arithmetic, extrema, comparisons, selection, logic and
-//! the casts between `f32` and `bool`). Anything else stays with the interpreter.
+//! whole or single values, its outputs are values of the whole iteration space, and
+//! every instruction is one whose element function has the same bits in machine code as in
+//! `graph::semantics` (arithmetic, extrema, comparisons, selection, logic, the casts between
+//! `f32` and `bool`, `exp` and `sigmoid` spelled out, `log` and `tanh` called). Anything else
+//! stays with the interpreter.
 
 use crate::dtype::DType;
 use crate::graph::fused::{Domain, FusedKernel, InstrKind, OutputKind};
@@ -19,7 +20,8 @@ pub(super) struct Loop {
     /// Per operand: read element by element (`true`), or its one element for every element.
     pub whole: Vec<bool>,
     pub steps: Vec<Step>,
-    /// The steps written to the outputs, in the kernel's output order.
+    /// The steps written to the outputs, in the kernel's output order: `f32` values, or
+    /// `bool` values for masks.
     pub outputs: Vec<usize>,
 }
 
@@ -53,6 +55,12 @@ pub(super) enum Float1 {
     Abs,
     Relu,
     Sqrt,
+    /// `exp_f32` and `sigmoid_f32`, instruction for instruction (their multiply-adds fused).
+    Exp,
+    Sigmoid,
+    /// The standard library's `ln` and `tanh`, called for each element.
+    Log,
+    Tanh,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -137,8 +145,9 @@ impl Loop {
 }
 
 /// The loop of `kernel` with operands read whole (`true`) or as one value, or `None` when
-/// the kernel does not qualify.
-pub(super) fn lower(kernel: &FusedKernel, whole: Vec<bool>) -> Option<Loop> {
+/// the kernel does not qualify. Without fused multiply-adds (`fma`) in the processor, `exp`
+/// and `sigmoid` do not.
+pub(super) fn lower(kernel: &FusedKernel, whole: Vec<bool>, fma: bool) -> Option<Loop> {
     if kernel.rows || whole.len() != kernel.inputs.len() {
         return None;
     }
@@ -170,7 +179,7 @@ pub(super) fn lower(kernel: &FusedKernel, whole: Vec<bool>) -> Option<Loop> {
             InstrKind::Input(operand) if operand < whole.len() => Step::Input(operand),
             InstrKind::Float(value) if !mask => Step::Float((value as f32).to_bits()),
             InstrKind::Bool(value) if mask => Step::Bool(value),
-            InstrKind::Unary(op, a) => unary(op, dtype(a), step(a)?)?,
+            InstrKind::Unary(op, a) => unary(op, dtype(a), step(a)?, fma)?,
             InstrKind::Binary(op, a, b) => binary(op, dtype(a), step(a)?, step(b)?)?,
             InstrKind::Cast(a) => match (dtype(a), instr.dtype, ints[a]) {
                 (DType::I64, DType::F32, Some(value)) => {
@@ -208,10 +217,16 @@ pub(super) fn lower(kernel: &FusedKernel, whole: Vec<bool>) -> Option<Loop> {
         let OutputKind::Values(value) = output.kind else {
             return None;
         };
-        if output.meta.dtype != DType::F32 || kernel.body[value].domain == Domain::Kept {
+        let step = at.get(value).copied().flatten()?;
+        let dtype = if steps[step].is_mask() {
+            DType::Bool
+        } else {
+            DType::F32
+        };
+        if output.meta.dtype != dtype || output.meta.shape != kernel.shape {
             return None;
         }
-        outputs.push(at.get(value).copied().flatten()?);
+        outputs.push(step);
     }
     Some(Loop {
         whole,
@@ -220,7 +235,7 @@ pub(super) fn lower(kernel: &FusedKernel, whole: Vec<bool>) -> Option<Loop> {
     })
 }
 
-fn unary(op: UnaryOp, dtype: DType, a: usize) -> Option<Step> {
+fn unary(op: UnaryOp, dtype: DType, a: usize, fma: bool) -> Option<Step> {
     if dtype == DType::Bool {
         return (op == UnaryOp::Not).then_some(Step::Not(a));
     }
@@ -235,7 +250,11 @@ fn unary(op: UnaryOp, dtype: DType, a: usize) -> Option<Step> {
         UnaryOp::Not => Step::Test(Test::IsZero, a),
         UnaryOp::IsNan => Step::Test(Test::IsNan, a),
         UnaryOp::IsInf => Step::Test(Test::IsInf, a),
-        UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sigmoid | UnaryOp::Tanh => return None,
+        UnaryOp::Exp if fma => Step::Float1(Float1::Exp, a),
+        UnaryOp::Sigmoid if fma => Step::Float1(Float1::Sigmoid, a),
+        UnaryOp::Exp | UnaryOp::Sigmoid => return None,
+        UnaryOp::Log => Step::Float1(Float1::Log, a),
+        UnaryOp::Tanh => Step::Float1(Float1::Tanh, a),
     })
 }
 

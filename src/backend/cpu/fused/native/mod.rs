@@ -81,7 +81,7 @@ pub(super) fn run(
         values.push(&data[..]);
         whole.push(operand.is_full());
     }
-    let looped = lower::lower(kernel, whole)?;
+    let looped = lower::lower(kernel, whole, code::fma()?)?;
     let code = match compiled(looped)? {
         Ok(code) => code,
         Err(error) => return Some(Err(error)),
@@ -119,8 +119,8 @@ fn compiled(looped: Loop) -> Option<Result<Arc<Code>>> {
 }
 
 /// The outputs as tensors of the kernel's output shapes.
-fn tensors(kernel: &FusedKernel, outputs: Vec<Vec<f32>>) -> Result<Vec<Tensor>> {
+fn tensors(kernel: &FusedKernel, outputs: Vec<Buffer>) -> Result<Vec<Tensor>> {
     (kernel.outputs.iter().zip(outputs))
-        .map(|(output, values)| Buffer::F32(values).into_tensor(&concrete(&output.meta.shape)?))
+        .map(|(output, values)| values.into_tensor(&concrete(&output.meta.shape)?))
         .collect()
 }
