@@ -90,7 +90,7 @@ impl Code {
         context.func.signature = signature;
         context.func.name = UserFuncName::user(0, id.as_u32());
         let mut builder = FunctionBuilderContext::new();
-        let host = codegen::Host {
+        let host = super::steps::Host {
             pointer,
             call: isa.default_call_conv(),
         };

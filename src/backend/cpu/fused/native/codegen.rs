@@ -3,49 +3,28 @@
 //! The function takes the operands' addresses, the outputs' addresses and the range. Values
 //! the same for every element are computed once, before the loop. The loop then takes
 //! [`LANES`] elements at a time in four vectors (independent chains the processor overlaps),
-//! and one element at a time for the rest. Every step is the instruction sequence of its
-//! element function in `graph::semantics`, so each lane computes the interpreter's bits:
-//! IEEE arithmetic and square root, comparisons ordered as Rust's, and the NaN rules of
-//! `maximum`, `minimum` and `relu` spelled out with comparisons and selects.
+//! and one element at a time for the rest; each step's instructions come from `steps.rs`.
+//! Floats are stored as they are; masks as one byte each, 0 or 1 (a `bool`).
 
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::immediates::Ieee32;
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, Block, Endianness, Function, InstBuilder, MemFlags, Signature, Type, Value, types,
+    AbiParam, Block, Function, InstBuilder, MemFlags, Signature, Type, Value, types,
 };
-use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
-use super::lower::{Compare, Float1, Float2, Loop, Step, Test};
-use crate::graph::semantics as element;
+use super::lower::{Loop, Step};
+use super::steps::{Form, Host, VECTOR, compute};
 
 /// Elements per iteration of the vector loop: four vectors of four `f32`.
-pub(super) const LANES: i64 = 16;
+const LANES: i64 = 16;
 
-/// Four `f32` lanes: the width every x86-64 and AArch64 processor has.
-const VECTOR: Type = types::F32X4;
-const VECTOR_MASK: Type = types::I32X4;
+/// Vectors per iteration: four, whose masks narrow into one vector of sixteen bytes.
 const UNROLL: i64 = 4;
 
 /// The signature: operand addresses, output addresses, start, end.
 pub(super) fn signature(mut signature: Signature, pointer: Type) -> Signature {
     signature.params.extend([AbiParam::new(pointer); 4]);
     signature
-}
-
-/// One lane, or four.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Form {
-    Scalar,
-    Vector,
-}
-
-/// What the code generator needs of the processor: its address type and the calling
-/// convention of functions it calls.
-#[derive(Clone, Copy)]
-pub(super) struct Host {
-    pub pointer: Type,
-    pub call: CallConv,
 }
 
 /// Writes the body of `function` computing `looped`; `Err` when the function does not have
@@ -56,7 +35,6 @@ pub(super) fn define(
     context: &mut FunctionBuilderContext,
     host: Host,
 ) -> Result<(), String> {
-    let pointer = host.pointer;
     let mut b = FunctionBuilder::new(function, context);
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
@@ -64,58 +42,84 @@ pub(super) fn define(
     let &[operands, outputs, start, end] = b.block_params(entry) else {
         return Err("a native loop takes four parameters".into());
     };
-    let flags = MemFlags::trusted();
-    let operands: Vec<Value> = (0..looped.whole.len())
-        .map(|index| {
-            b.ins()
-                .load(pointer, flags, operands, offset(index, pointer))
-        })
-        .collect();
-    let outputs: Vec<Value> = (0..looped.outputs.len())
-        .map(|index| {
-            b.ins()
-                .load(pointer, flags, outputs, offset(index, pointer))
-        })
-        .collect();
-    let uniform = looped.uniform();
-    let once = Once::compute(&mut b, host, looped, &uniform, &operands);
-    let loops = Loops::new(&mut b, pointer);
+    let frame = Frame::new(&mut b, host, looped, operands, outputs);
+    let loops = Loops::new(&mut b, host.pointer);
     b.ins().jump(loops.vector_head, &[start.into()]);
+    vector_loop(&mut b, &frame, &loops, end);
+    scalar_loop(&mut b, &frame, &loops, end);
+    b.switch_to_block(loops.exit);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    b.finalize();
+    Ok(())
+}
 
-    // The vector loop, while a whole iteration fits before `end`.
+/// What both loops read: the loop, the operands' and outputs' addresses, and the uniform
+/// steps' values.
+struct Frame<'l> {
+    host: Host,
+    looped: &'l Loop,
+    operands: Vec<Value>,
+    outputs: Vec<Value>,
+    once: Once,
+}
+
+impl<'l> Frame<'l> {
+    /// Loads the addresses from their arrays and computes the uniform steps.
+    fn new(
+        b: &mut FunctionBuilder<'_>,
+        host: Host,
+        looped: &'l Loop,
+        operands: Value,
+        outputs: Value,
+    ) -> Frame<'l> {
+        let mut addresses = |array: Value, count: usize| -> Vec<Value> {
+            (0..count)
+                .map(|index| {
+                    let at = offset(index, host.pointer);
+                    b.ins().load(host.pointer, MemFlags::trusted(), array, at)
+                })
+                .collect()
+        };
+        let operands = addresses(operands, looped.whole.len());
+        let outputs = addresses(outputs, looped.outputs.len());
+        let once = Once::compute(b, host, looped, &looped.uniform(), &operands);
+        Frame {
+            host,
+            looped,
+            operands,
+            outputs,
+            once,
+        }
+    }
+}
+
+/// [`LANES`] elements an iteration, while a whole iteration fits before `end`.
+fn vector_loop(b: &mut FunctionBuilder<'_>, frame: &Frame<'_>, loops: &Loops, end: Value) {
     b.switch_to_block(loops.vector_head);
     let index = b.block_params(loops.vector_head)[0];
     let next = b.ins().iadd_imm(index, LANES);
     let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, next, end);
-    b.ins().brif(
-        fits,
-        loops.vector_body,
-        &[],
-        loops.scalar_head,
-        &[index.into()],
-    );
+    let rest = [index.into()];
+    b.ins()
+        .brif(fits, loops.vector_body, &[], loops.scalar_head, &rest);
     b.switch_to_block(loops.vector_body);
     let bytes = b.ins().ishl_imm(index, 2);
     let parts: Vec<Vec<Value>> = (0..UNROLL)
         .map(|part| {
             let at = vector_offset(part);
-            elements(
-                &mut b,
-                host,
-                looped,
-                &once.vector,
-                Form::Vector,
-                |b, operand| {
-                    let address = b.ins().iadd(operands[operand], bytes);
-                    b.ins().load(VECTOR, loose(), address, at)
-                },
-            )
+            elements(b, frame, &frame.once.vector, Form::Vector, |b, operand| {
+                let address = b.ins().iadd(frame.operands[operand], bytes);
+                b.ins().load(VECTOR, loose(), address, at)
+            })
         })
         .collect();
-    store_vectors(&mut b, looped, &parts, &outputs, index);
+    store_vectors(b, frame, &parts, index);
     b.ins().jump(loops.vector_head, &[next.into()]);
+}
 
-    // The elements left, one at a time.
+/// The elements left before `end`, one at a time.
+fn scalar_loop(b: &mut FunctionBuilder<'_>, frame: &Frame<'_>, loops: &Loops, end: Value) {
     b.switch_to_block(loops.scalar_head);
     let index = b.block_params(loops.scalar_head)[0];
     let before = b.ins().icmp(IntCC::UnsignedLessThan, index, end);
@@ -123,32 +127,23 @@ pub(super) fn define(
         .brif(before, loops.scalar_body, &[], loops.exit, &[]);
     b.switch_to_block(loops.scalar_body);
     let bytes = b.ins().ishl_imm(index, 2);
-    let values = elements(
-        &mut b,
-        host,
-        looped,
-        &once.scalar,
-        Form::Scalar,
-        |b, operand| {
-            let address = b.ins().iadd(operands[operand], bytes);
-            b.ins().load(types::F32, loose(), address, 0)
-        },
-    );
-    for (&step, &output) in looped.outputs.iter().zip(&outputs) {
+    let values = elements(b, frame, &frame.once.scalar, Form::Scalar, |b, operand| {
+        let address = b.ins().iadd(frame.operands[operand], bytes);
+        b.ins().load(types::F32, loose(), address, 0)
+    });
+    for (&step, &output) in frame.looped.outputs.iter().zip(&frame.outputs) {
         // A float is four bytes; a mask, 0 or 1 already, is stored as one byte (a `bool`).
-        let stride = if looped.steps[step].is_mask() { 0 } else { 2 };
+        let stride = if frame.looped.steps[step].is_mask() {
+            0
+        } else {
+            2
+        };
         let offset = b.ins().ishl_imm(index, stride);
         let address = b.ins().iadd(output, offset);
         b.ins().store(loose(), values[step], address, 0);
     }
     let next = b.ins().iadd_imm(index, 1);
     b.ins().jump(loops.scalar_head, &[next.into()]);
-
-    b.switch_to_block(loops.exit);
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    b.finalize();
-    Ok(())
 }
 
 /// Byte offset of the `index`-th address in an array of addresses.
@@ -230,20 +225,19 @@ impl Once {
 /// `load`, the rest computed.
 fn elements(
     b: &mut FunctionBuilder<'_>,
-    host: Host,
-    looped: &Loop,
+    frame: &Frame<'_>,
     once: &[Option<Value>],
     form: Form,
     mut load: impl FnMut(&mut FunctionBuilder<'_>, usize) -> Value,
 ) -> Vec<Value> {
-    let mut values: Vec<Value> = Vec::with_capacity(looped.steps.len());
-    for (index, step) in looped.steps.iter().enumerate() {
+    let mut values: Vec<Value> = Vec::with_capacity(frame.looped.steps.len());
+    for (index, step) in frame.looped.steps.iter().enumerate() {
         let value = match (once[index], *step) {
             (Some(value), _) => value,
             (None, Step::Input(operand)) => load(b, operand),
             (None, step) => {
                 let arguments: Vec<Value> = step.operands().map(|at| values[at]).collect();
-                compute(b, host, form, step, &arguments)
+                compute(b, frame.host, form, step, &arguments)
             }
         };
         values.push(value);
@@ -260,13 +254,12 @@ fn vector_offset(part: i64) -> i32 {
 /// narrowed from lanes of 32 bits to one byte each, 0 or 1 (a `bool`), in one store.
 fn store_vectors(
     b: &mut FunctionBuilder<'_>,
-    looped: &Loop,
+    frame: &Frame<'_>,
     parts: &[Vec<Value>],
-    outputs: &[Value],
     index: Value,
 ) {
-    for (&step, &output) in looped.outputs.iter().zip(outputs) {
-        if looped.steps[step].is_mask() {
+    for (&step, &output) in frame.looped.outputs.iter().zip(&frame.outputs) {
+        if frame.looped.steps[step].is_mask() {
             let [first, second, third, fourth] = [0, 1, 2, 3].map(|part| parts[part][step]);
             let low = b.ins().snarrow(first, second);
             let high = b.ins().snarrow(third, fourth);
@@ -283,268 +276,6 @@ fn store_vectors(
         for (part, values) in (0..UNROLL).zip(parts) {
             b.ins()
                 .store(loose(), values[step], address, vector_offset(part));
-        }
-    }
-}
-
-/// The instructions of one step (not an operand read) on its operands' values.
-fn compute(
-    b: &mut FunctionBuilder<'_>,
-    host: Host,
-    form: Form,
-    step: Step,
-    arguments: &[Value],
-) -> Value {
-    let argument = |index: usize| arguments[index];
-    match step {
-        Step::Input(_) => argument(0),
-        Step::Float(bits) => float(b, form, bits),
-        Step::Bool(value) => mask(b, form, value),
-        Step::Float1(op, _) => float1(b, host, form, op, argument(0)),
-        Step::Float2(op, ..) => float2(b, form, op, argument(0), argument(1)),
-        Step::Compare(op, ..) => {
-            let condition = match op {
-                Compare::Eq => FloatCC::Equal,
-                Compare::Ne => FloatCC::NotEqual,
-                Compare::Lt => FloatCC::LessThan,
-                Compare::Le => FloatCC::LessThanOrEqual,
-                Compare::Gt => FloatCC::GreaterThan,
-                Compare::Ge => FloatCC::GreaterThanOrEqual,
-            };
-            b.ins().fcmp(condition, argument(0), argument(1))
-        }
-        Step::Test(test, _) => {
-            let x = argument(0);
-            match test {
-                Test::IsNan => b.ins().fcmp(FloatCC::Unordered, x, x),
-                Test::IsInf => {
-                    let size = b.ins().fabs(x);
-                    let infinity = float(b, form, f32::INFINITY.to_bits());
-                    b.ins().fcmp(FloatCC::Equal, size, infinity)
-                }
-                Test::IsZero | Test::NonZero => {
-                    let zero = float(b, form, 0);
-                    let condition = if test == Test::IsZero {
-                        FloatCC::Equal
-                    } else {
-                        FloatCC::NotEqual
-                    };
-                    b.ins().fcmp(condition, x, zero)
-                }
-            }
-        }
-        Step::And(..) => b.ins().band(argument(0), argument(1)),
-        Step::Or(..) => b.ins().bor(argument(0), argument(1)),
-        Step::Not(_) => match form {
-            // A one-lane mask is 0 or 1; a vector lane all zeros or all ones.
-            Form::Scalar => b.ins().bxor_imm(argument(0), 1),
-            Form::Vector => b.ins().bnot(argument(0)),
-        },
-        Step::Select(..) => select(b, form, argument(0), argument(1), argument(2)),
-        Step::ToFloat(_) => {
-            let one = float(b, form, 1.0f32.to_bits());
-            let zero = float(b, form, 0);
-            select(b, form, argument(0), one, zero)
-        }
-    }
-}
-
-fn float1(b: &mut FunctionBuilder<'_>, host: Host, form: Form, op: Float1, x: Value) -> Value {
-    match op {
-        Float1::Neg => b.ins().fneg(x),
-        Float1::Abs => b.ins().fabs(x),
-        // `if x <= 0 { 0 } else { x }`: NaN stays NaN, -0.0 becomes 0.0.
-        Float1::Relu => {
-            let zero = float(b, form, 0);
-            let nonpositive = b.ins().fcmp(FloatCC::LessThanOrEqual, x, zero);
-            select(b, form, nonpositive, zero, x)
-        }
-        Float1::Sqrt => b.ins().sqrt(x),
-        Float1::Exp => exp(b, form, x),
-        // `1 / (1 + exp(-x))`.
-        Float1::Sigmoid => {
-            let negated = b.ins().fneg(x);
-            let power = exp(b, form, negated);
-            let one = float(b, form, 1.0f32.to_bits());
-            let denominator = b.ins().fadd(one, power);
-            b.ins().fdiv(one, denominator)
-        }
-        Float1::Log => call(b, host, form, log_lane, x),
-        Float1::Tanh => call(b, host, form, tanh_lane, x),
-    }
-}
-
-/// `exp_f32`: the argument clamped, split as `k·ln(2) + r`, the series of `e^r` by Horner's
-/// rule in fused multiply-adds, scaled by `2^k` in two factors; NaN kept, overflow `inf`.
-fn exp(b: &mut FunctionBuilder<'_>, form: Form, x: Value) -> Value {
-    let lowest = float(b, form, element::EXP_LOWEST.to_bits());
-    let below = b.ins().fcmp(FloatCC::LessThan, x, lowest);
-    let raised = select(b, form, below, lowest, x);
-    let highest = float(b, form, element::EXP_HIGHEST.to_bits());
-    let above = b.ins().fcmp(FloatCC::GreaterThan, raised, highest);
-    let clamped = select(b, form, above, highest, raised);
-    let log2_e = float(b, form, std::f32::consts::LOG2_E.to_bits());
-    let round = float(b, form, element::ROUND.to_bits());
-    let shifted = b.ins().fma(clamped, log2_e, round);
-    let whole = b.ins().fsub(shifted, round);
-    let shifted_bits = bits(b, form, shifted);
-    let round_bits = int(b, form, element::ROUND.to_bits().cast_signed());
-    let k = b.ins().isub(shifted_bits, round_bits);
-    let negated = b.ins().fneg(whole);
-    let high = float(b, form, element::LN2_HIGH.to_bits());
-    let r = b.ins().fma(negated, high, clamped);
-    let low = float(b, form, element::LN2_LOW.to_bits());
-    let r = b.ins().fma(negated, low, r);
-    let mut series = float(b, form, element::EXP_SERIES[0].to_bits());
-    for coefficient in &element::EXP_SERIES[1..] {
-        let coefficient = float(b, form, coefficient.to_bits());
-        series = b.ins().fma(series, r, coefficient);
-    }
-    let one = b.ins().iconst(types::I32, 1);
-    let half = b.ins().sshr(k, one);
-    let rest = b.ins().isub(k, half);
-    let first = power_of_two(b, form, half);
-    let second = power_of_two(b, form, rest);
-    let value = b.ins().fmul(series, first);
-    let value = b.ins().fmul(value, second);
-    let overflow = float(b, form, element::EXP_OVERFLOW.to_bits());
-    let overflows = b.ins().fcmp(FloatCC::GreaterThan, x, overflow);
-    let infinity = float(b, form, f32::INFINITY.to_bits());
-    let value = select(b, form, overflows, infinity, value);
-    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    select(b, form, nan, x, value)
-}
-
-/// `2^exponent` from exponent bits (`exponent` in the normal range).
-fn power_of_two(b: &mut FunctionBuilder<'_>, form: Form, exponent: Value) -> Value {
-    let bias = int(b, form, 127);
-    let biased = b.ins().iadd(exponent, bias);
-    let mantissa = b.ins().iconst(types::I32, 23);
-    let shifted = b.ins().ishl(biased, mantissa);
-    let little = MemFlags::new().with_endianness(Endianness::Little);
-    b.ins().bitcast(float_type(form), little, shifted)
-}
-
-/// A float's bits as an integer of its width.
-fn bits(b: &mut FunctionBuilder<'_>, form: Form, x: Value) -> Value {
-    let little = MemFlags::new().with_endianness(Endianness::Little);
-    let ty = match form {
-        Form::Scalar => types::I32,
-        Form::Vector => VECTOR_MASK,
-    };
-    b.ins().bitcast(ty, little, x)
-}
-
-fn float_type(form: Form) -> Type {
-    match form {
-        Form::Scalar => types::F32,
-        Form::Vector => VECTOR,
-    }
-}
-
-/// A 32-bit integer constant, in every lane of a vector.
-fn int(b: &mut FunctionBuilder<'_>, form: Form, value: i32) -> Value {
-    let lane = b.ins().iconst(types::I32, i64::from(value));
-    match form {
-        Form::Scalar => lane,
-        Form::Vector => b.ins().splat(VECTOR_MASK, lane),
-    }
-}
-
-extern "C" fn log_lane(x: f32) -> f32 {
-    x.ln()
-}
-
-extern "C" fn tanh_lane(x: f32) -> f32 {
-    x.tanh()
-}
-
-/// `function` of each lane, called through its address.
-fn call(
-    b: &mut FunctionBuilder<'_>,
-    host: Host,
-    form: Form,
-    function: extern "C" fn(f32) -> f32,
-    x: Value,
-) -> Value {
-    let mut signature = Signature::new(host.call);
-    signature.params.push(AbiParam::new(types::F32));
-    signature.returns.push(AbiParam::new(types::F32));
-    let signature = b.import_signature(signature);
-    let address = (function as *const ()).expose_provenance().cast_signed();
-    let callee = b.ins().iconst(host.pointer, address as i64);
-    let lane = |b: &mut FunctionBuilder<'_>, value: Value| {
-        let call = b.ins().call_indirect(signature, callee, &[value]);
-        b.inst_results(call)[0]
-    };
-    match form {
-        Form::Scalar => lane(b, x),
-        Form::Vector => {
-            let mut result = x;
-            for index in 0..4 {
-                let value = b.ins().extractlane(x, index);
-                let computed = lane(b, value);
-                result = b.ins().insertlane(result, computed, index);
-            }
-            result
-        }
-    }
-}
-
-fn float2(b: &mut FunctionBuilder<'_>, form: Form, op: Float2, x: Value, y: Value) -> Value {
-    match op {
-        Float2::Add => b.ins().fadd(x, y),
-        Float2::Sub => b.ins().fsub(x, y),
-        Float2::Mul => b.ins().fmul(x, y),
-        Float2::Div => b.ins().fdiv(x, y),
-        // `x` when it is NaN or (ordered) at least `y`, else `y`: NaN wins, ties keep `x`.
-        Float2::Maximum | Float2::Minimum => {
-            let order = if op == Float2::Maximum {
-                FloatCC::GreaterThanOrEqual
-            } else {
-                FloatCC::LessThanOrEqual
-            };
-            let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-            let ordered = b.ins().fcmp(order, x, y);
-            let keep = b.ins().bor(nan, ordered);
-            select(b, form, keep, x, y)
-        }
-    }
-}
-
-fn float(b: &mut FunctionBuilder<'_>, form: Form, bits: u32) -> Value {
-    let value = b.ins().f32const(Ieee32::with_bits(bits));
-    match form {
-        Form::Scalar => value,
-        Form::Vector => b.ins().splat(VECTOR, value),
-    }
-}
-
-/// A constant mask: 0 or 1 in one lane, all zeros or all ones in a vector lane.
-fn mask(b: &mut FunctionBuilder<'_>, form: Form, value: bool) -> Value {
-    match form {
-        Form::Scalar => b.ins().iconst(types::I8, i64::from(value)),
-        Form::Vector => {
-            let lane = b.ins().iconst(types::I32, -i64::from(value));
-            b.ins().splat(VECTOR_MASK, lane)
-        }
-    }
-}
-
-/// `then` where `mask` is set, else `otherwise`.
-fn select(
-    b: &mut FunctionBuilder<'_>,
-    form: Form,
-    mask: Value,
-    then: Value,
-    otherwise: Value,
-) -> Value {
-    match form {
-        Form::Scalar => b.ins().select(mask, then, otherwise),
-        Form::Vector => {
-            let little = MemFlags::new().with_endianness(Endianness::Little);
-            let mask = b.ins().bitcast(VECTOR, little, mask);
-            b.ins().bitselect(mask, then, otherwise)
         }
     }
 }

@@ -16,6 +16,7 @@
 mod code;
 mod codegen;
 mod lower;
+mod steps;
 #[cfg(test)]
 mod tests;
 
