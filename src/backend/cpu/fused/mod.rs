@@ -20,6 +20,9 @@
 //! the same accumulators in the same blocks (`fold`), so fused results are bitwise equal to
 //! unfused ones.
 //!
+//! A kernel of `f32` and `bool` elementwise work over many elements is instead compiled to
+//! machine code, one loop for all its instructions, with the same bits ([`native`]).
+//!
 //! Element errors (integer division by zero, a negative integer power, an extremum over an
 //! empty row) do not stop the pass; the error of the earliest instruction that failed
 //! anywhere is returned, as the member it belongs to ([`KernelError::InMember`]), which is the
@@ -55,8 +58,8 @@ pub use self::native::Native;
 /// elements a five-operation chain spilled to the second level and ran about a fifth slower).
 pub(crate) const CHUNK: usize = 1024;
 
-/// Computes a fused kernel whose sizes are concrete, on its operands.
-/// Compiled to machine code where `native` says so and the kernel can be.
+/// Computes a fused kernel whose sizes are concrete, on its operands: as machine code where
+/// `native` says so and the kernel can be, else interpreted.
 pub fn run(kernel: &FusedKernel, inputs: &[Tensor], native: Native) -> Result<Vec<Tensor>> {
     let shape = concrete(&kernel.shape)?;
     let numel = checked_numel(&shape)?;
