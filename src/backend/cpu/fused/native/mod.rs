@@ -39,7 +39,7 @@ pub enum Native {
     Large,
     /// Every kernel that can: to test the compiled loops on small programs.
     Always,
-    /// None.
+    /// None: every kernel is interpreted.
     Never,
 }
 
@@ -49,8 +49,8 @@ pub const LARGE: usize = 32 * 1024;
 /// Loops compiled at most: each holds a few pages of code for the rest of the process.
 const CACHED: usize = 1024;
 
-/// The compiled loops by what they compute; `None` for a loop that failed to compile.
-type Cache = HashMap<Loop, Option<Arc<Code>>>;
+/// The compiled loops by what they compute.
+type Cache = HashMap<Loop, Arc<Code>>;
 
 fn cache() -> &'static Mutex<Cache> {
     static CACHE: std::sync::OnceLock<Mutex<Cache>> = std::sync::OnceLock::new();
@@ -98,7 +98,7 @@ pub(super) fn run(
 fn compiled(looped: Loop) -> Option<Result<Arc<Code>>> {
     let mut cache = cache().lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(code) = cache.get(&looped) {
-        return code.clone().map(Ok);
+        return Some(Ok(code.clone()));
     }
     if cache.len() >= CACHED {
         return None;
@@ -106,13 +106,10 @@ fn compiled(looped: Loop) -> Option<Result<Arc<Code>>> {
     match Code::compile(&looped) {
         Ok(code) => {
             let code = Arc::new(code);
-            cache.insert(looped, Some(code.clone()));
+            cache.insert(looped, code.clone());
             Some(Ok(code))
         }
-        Err(Failure::Unsupported) => {
-            cache.insert(looped, None);
-            None
-        }
+        Err(Failure::Unsupported) => None,
         Err(Failure::Compile(error)) => Some(Err(KernelError::Internal(format!(
             "a fused kernel could not be compiled to machine code: {error}"
         )))),
