@@ -8,6 +8,8 @@
 //! `f32` and `bool`, `exp` and `sigmoid` spelled out, `log` and `tanh` called). Anything else
 //! stays with the interpreter.
 
+use cranelift_codegen::ir::condcodes::FloatCC;
+
 use crate::dtype::DType;
 use crate::graph::fused::{Domain, FusedKernel, InstrKind, OutputKind};
 use crate::graph::op::{BinaryOp, UnaryOp};
@@ -35,8 +37,8 @@ pub(super) enum Step {
     Bool(bool),
     Float1(Float1, usize),
     Float2(Float2, usize, usize),
-    /// Compares two floats: a mask.
-    Compare(Compare, usize, usize),
+    /// Compares two floats (ordered as Rust compares them): a mask.
+    Compare(FloatCC, usize, usize),
     /// Is the float NaN, infinite, or zero (`not` of a float): a mask.
     Test(Test, usize),
     /// Both masks, either mask, or the mask inverted.
@@ -71,16 +73,6 @@ pub(super) enum Float2 {
     Div,
     Maximum,
     Minimum,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Compare {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -292,12 +284,12 @@ fn binary(op: BinaryOp, dtype: DType, a: usize, b: usize) -> Option<Step> {
         BinaryOp::Div => float2(Float2::Div),
         BinaryOp::Maximum => float2(Float2::Maximum),
         BinaryOp::Minimum => float2(Float2::Minimum),
-        BinaryOp::Eq => compare(Compare::Eq),
-        BinaryOp::Ne => compare(Compare::Ne),
-        BinaryOp::Lt => compare(Compare::Lt),
-        BinaryOp::Le => compare(Compare::Le),
-        BinaryOp::Gt => compare(Compare::Gt),
-        BinaryOp::Ge => compare(Compare::Ge),
+        BinaryOp::Eq => compare(FloatCC::Equal),
+        BinaryOp::Ne => compare(FloatCC::NotEqual),
+        BinaryOp::Lt => compare(FloatCC::LessThan),
+        BinaryOp::Le => compare(FloatCC::LessThanOrEqual),
+        BinaryOp::Gt => compare(FloatCC::GreaterThan),
+        BinaryOp::Ge => compare(FloatCC::GreaterThanOrEqual),
         BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::And | BinaryOp::Or => None,
     }
 }

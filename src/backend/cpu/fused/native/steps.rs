@@ -15,7 +15,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::FunctionBuilder;
 
-use super::lower::{Compare, Float1, Float2, Step, Test};
+use super::lower::{Float1, Float2, Step, Test};
 use crate::graph::semantics as element;
 
 /// Four `f32` lanes: the width every x86-64 and AArch64 processor has.
@@ -52,17 +52,7 @@ pub(super) fn compute(
         Step::Bool(value) => mask(b, form, value),
         Step::Float1(op, _) => float1(b, host, form, op, argument(0)),
         Step::Float2(op, ..) => float2(b, form, op, argument(0), argument(1)),
-        Step::Compare(op, ..) => {
-            let condition = match op {
-                Compare::Eq => FloatCC::Equal,
-                Compare::Ne => FloatCC::NotEqual,
-                Compare::Lt => FloatCC::LessThan,
-                Compare::Le => FloatCC::LessThanOrEqual,
-                Compare::Gt => FloatCC::GreaterThan,
-                Compare::Ge => FloatCC::GreaterThanOrEqual,
-            };
-            b.ins().fcmp(condition, argument(0), argument(1))
-        }
+        Step::Compare(condition, ..) => b.ins().fcmp(condition, argument(0), argument(1)),
         Step::Test(test, _) => {
             let x = argument(0);
             match test {
