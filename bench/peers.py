@@ -1,5 +1,6 @@
-"""The workloads of `benches/workloads.rs`, `benches/sorting.rs` and the row reductions of
-`benches/kernels.rs` in NumPy and PyTorch, for BENCHMARKS.md.
+"""The workloads of `benches/workloads.rs`, `benches/sorting.rs` and the row reductions,
+`repeat_interleave` and `unique` of `benches/kernels.rs` in NumPy and PyTorch, for
+BENCHMARKS.md.
 
 Run it in the same sitting as `cargo bench --bench workloads`, from a virtual environment
 outside the repository that has numpy and torch (pip install numpy torch):
@@ -10,7 +11,9 @@ outside the repository that has numpy and torch (pip install numpy torch):
 Each figure is the median of 9 repeats of the per-call time (each repeat averages a few
 calls), in milliseconds. Data: 10M f32 from a standard normal, a 4096x1024 matrix for the row
 softmax (and a 2,500,000x4 one for a softmax over short rows), 1024x1024 and 500x500 matrices and a 4096x4096 matrix with a vector of 4096 for
-matmul, 10,080,000 f32 as rows of 4, 12 and 24 for the row sums and maxima, as the Rust
+matmul, 10,080,000 f32 as rows of 4, 12 and 24 for the row sums and maxima, the 10M f32
+repeated by `(abs(x) * 2)` as `i64` counts, and `unique` of the 10M f32 and of `(x * 1000)`
+as `i64`, as the Rust
 benchmarks use (other random values, the same distribution).
 OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
 when measuring (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/peers.py`).
@@ -37,6 +40,8 @@ def numpy_workloads(rng):
     flat = rng.standard_normal(10_080_000).astype(np.float32)
     by_length = {length: flat.reshape(-1, length) for length in (4, 12, 24)}
     two, one, half, zero = np.float32(2), np.float32(1), np.float32(0.5), np.float32(0)
+    counts = (np.abs(x) * two).astype(np.int64)
+    thousandths = (x * np.float32(1000)).astype(np.int64)
 
     def softmax(m):
         e = np.exp(m - m.max(axis=1, keepdims=True))
@@ -54,6 +59,9 @@ def numpy_workloads(rng):
         "matvec": lambda: big @ vector,
         "vecmat": lambda: vector @ big,
         # NumPy's sort gives values only; its stable argsort gives the indices.
+        "repeat_interleave": lambda: np.repeat(x, counts),
+        "unique_i64": lambda: np.unique(thousandths),
+        "unique_f32": lambda: np.unique(x),
         "sort": lambda: np.argsort(x, kind="stable"),
         "argsort": lambda: np.argsort(-x, kind="stable"),
         "topk": lambda: np.argpartition(x, -10)[-10:],
@@ -78,6 +86,8 @@ def torch_workloads(generator):
     vector = torch.randn(4096, generator=generator)
     flat = torch.randn(10_080_000, generator=generator)
     by_length = {length: flat.reshape(-1, length) for length in (4, 12, 24)}
+    counts = (x.abs() * 2.0).long()
+    thousandths = (x * 1000.0).long()
     return {
         "chain": lambda: torch.relu(x * 2.0 + 1.0) * x - 0.5,
         "positives": lambda: x[x > 0],
@@ -89,6 +99,9 @@ def torch_workloads(generator):
         "matmul500": lambda: c @ d,
         "matvec": lambda: big @ vector,
         "vecmat": lambda: vector @ big,
+        "repeat_interleave": lambda: x.repeat_interleave(counts),
+        "unique_i64": lambda: thousandths.unique(),
+        "unique_f32": lambda: x.unique(),
         "sort": lambda: x.sort(),
         "argsort": lambda: x.argsort(descending=True),
         "topk": lambda: x.topk(10),

@@ -1,6 +1,7 @@
 //! Benchmarks of the CPU kernels on the headline workload: `relu(x * 2.0 + 1.0) * x - 0.5`
 //! and a sum, each over 10,000,000 `f32`, as the interpreter would call them one by one;
-//! the data-dependent kernels (masks, nonzero, index_select, cumsum) on the same input;
+//! the data-dependent kernels (masks, nonzero, index_select, cumsum, repeat_interleave,
+//! unique) on the same input;
 //! row sums and maxima of the same elements laid out as short rows; and a 1024 x 1024
 //! `f32` matrix product.
 
@@ -13,10 +14,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tsl::backend::cpu::{
     BinaryOp, IndexItem, KernelError, ReduceOp, Tensor, UnaryOp, binary, binary_owned, cumsum,
-    index, index_select, masked_select, matmul, nonzero, randn, reduce, reshape, unary,
-    unary_owned,
+    index, index_select, masked_select, matmul, nonzero, randn, reduce, repeat_interleave, reshape,
+    unary, unary_owned, unique,
 };
-use tsl::dtype::Scalar;
+use tsl::dtype::{DType, Scalar};
 
 const SIZE: usize = 10_000_000;
 
@@ -99,6 +100,14 @@ fn data_dependent(criterion: &mut Criterion) {
     let mask = positive(&x).expect("a mask");
     let coordinates = nonzero(&mask).expect("coordinates");
     let indices = index(&coordinates, &[IndexItem::full(), IndexItem::Int(0)]).expect("indices");
+    let times = |x: &Tensor, factor: f64| {
+        let scaled = binary(BinaryOp::Mul, x, &Tensor::scalar(Scalar::Float(factor)));
+        scaled.expect("a product").cast(DType::I64)
+    };
+    // `(x.abs() * 2).to(i64)`: counts from 0 to about 10, 1.1 on average.
+    let counts = times(&unary(UnaryOp::Abs, &x).expect("magnitudes"), 2.0);
+    // `(x * 1000).to(i64)`: about 8,000 distinct values.
+    let thousandths = times(&x, 1000.0);
     let mut group = criterion.benchmark_group("f32x10M");
     group
         .sample_size(20)
@@ -125,6 +134,15 @@ fn data_dependent(criterion: &mut Criterion) {
     });
     group.bench_function("cumsum", |bench| {
         bench.iter(|| cumsum(black_box(&x), 0));
+    });
+    group.bench_function("repeat_interleave", |bench| {
+        bench.iter(|| repeat_interleave(black_box(&x), &counts, None));
+    });
+    group.bench_function("unique i64", |bench| {
+        bench.iter(|| unique(black_box(&thousandths)));
+    });
+    group.bench_function("unique f32", |bench| {
+        bench.iter(|| unique(black_box(&x)));
     });
     group.finish();
 }

@@ -4,7 +4,8 @@
 use std::cmp::Ordering;
 
 use ndarray::{ArcArray, IxDyn};
-use rayon::slice::ParallelSliceMut;
+use rayon::iter::{IntoParallelIterator, ParallelIterator};
+use rayon::slice::{ParallelSlice, ParallelSliceMut};
 
 use super::broadcast::broadcast_shapes;
 use super::compact::{Compress, kept_values, set_coordinates};
@@ -12,13 +13,12 @@ use super::creation::zeros;
 use super::elementwise::{PARALLEL_THRESHOLD, broadcast_view};
 use super::error::{
     KernelError, Result, check_dim, checked_numel, format_shape, guard_count, negative_count,
-    resized, scratch_vec,
+    resized, scratch_vec, zeroed_vec,
 };
 use super::gather::index_values;
 use super::shape::reshape;
-use super::take::{as_slice, listed_positions, standard, take_along};
+use super::take::{as_slice, standard};
 use super::tensor::{Element, Tensor, with_array};
-use crate::backend::memory::reserve;
 
 /// The coordinates of the non-zero elements, as an `i64` tensor of shape `[count, ndim]`
 /// in row-major order (a 0-d input gives `[1, 0]` or `[0, 0]`).
@@ -83,20 +83,27 @@ pub fn repeat_interleave(input: &Tensor, counts: &Tensor, dim: Option<usize>) ->
         }
     };
     let size = source.shape()[dim];
-    let counts = SliceCounts::new(counts, size, dim)?;
+    let counts = standard(counts)?;
+    let counts = SliceCounts::new(as_slice(&counts)?, size, dim)?;
     let total = counts.total(size);
     if source.numel() == 0 {
         // Slices without elements: only the count of repeated slices is needed, which may
-        // pass the element limit (no position is listed, as none would be copied).
+        // pass the element limit (nothing is written).
         let shape = resized(source.shape(), dim, total)?;
         return zeros(source.dtype(), &shape);
     }
-    let rest = source.numel() / size;
-    let numel = guard_count(total.saturating_mul(rest as u128))?;
-    // The result's size is known only now: its memory is asked for before it is made.
-    reserve((numel as u64).saturating_mul(source.dtype().size_of() as u64))?;
-    let positions = counts.positions(size, total)?;
-    with_array!(&source, array => take_along(array, dim, &positions, &listed_positions()))
+    let slices = Slices {
+        outer: source.shape()[..dim].iter().product(),
+        size,
+        inner: source.shape()[dim + 1..].iter().product(),
+    };
+    let numel = guard_count(total.saturating_mul((slices.outer * slices.inner) as u128))?;
+    let shape = resized(source.shape(), dim, total)?;
+    with_array!(&source, array => {
+        let values = standard(array)?;
+        let repeated = slices.repeat(as_slice(&values)?, &counts, numel)?;
+        Tensor::from_vec(&shape, repeated)
+    })
 }
 
 /// `0, 0, 1, …`: each index `i` repeated `counts[i]` times, as the one-argument
@@ -109,30 +116,54 @@ pub fn repeat_interleave_indices(counts: &Tensor) -> Result<Tensor> {
 
 /// How often each of the slices along a dim is repeated: one count for all of them (never
 /// spread into one per slice: an input without elements may have more slices than memory
-/// could list), or one each. Counts are checked non-negative when made.
+/// could list), or one each, with their sums over each run of [`SLICES_PER_PART`] slices.
+/// Counts are checked non-negative when made.
 enum SliceCounts<'a> {
-    All(i64),
-    Each(&'a ArcArray<i64, IxDyn>),
+    All(usize),
+    Each { counts: &'a [i64], sums: Vec<u128> },
 }
 
+/// Slices per part of a repeat's result: each part is placed after the counts of the parts
+/// before it.
+const SLICES_PER_PART: usize = 4096;
+
 impl<'a> SliceCounts<'a> {
-    fn new(counts: &'a ArcArray<i64, IxDyn>, size: usize, dim: usize) -> Result<SliceCounts<'a>> {
-        let counts = match counts.len() {
-            1 => SliceCounts::All(counts.iter().next().copied().unwrap_or(0)),
-            length if length == size => SliceCounts::Each(counts),
-            length => {
-                return Err(KernelError::Shape(format!(
-                    "repeat_interleave has {length} counts for dim {dim} of size {size}"
-                )));
-            }
+    /// The counts, checked and summed by runs in parallel (the first negative count, in
+    /// order, is the error).
+    fn new(counts: &'a [i64], size: usize, dim: usize) -> Result<SliceCounts<'a>> {
+        if let [count] = *counts {
+            return u64::try_from(count)
+                .map(|count| SliceCounts::All(count as usize))
+                .map_err(|_| negative_count(count));
+        }
+        if counts.len() != size {
+            return Err(KernelError::Shape(format!(
+                "repeat_interleave has {} counts for dim {dim} of size {size}",
+                counts.len()
+            )));
+        }
+        let sum = |run: &[i64]| -> std::result::Result<u128, i64> {
+            run.iter()
+                .try_fold(0u128, |sum, &count| match u64::try_from(count) {
+                    Ok(count) => Ok(sum + u128::from(count)),
+                    Err(_) => Err(count),
+                })
         };
-        let negative = match &counts {
-            SliceCounts::All(count) => (*count < 0).then_some(*count),
-            SliceCounts::Each(counts) => counts.iter().copied().find(|&count| count < 0),
+        let sums: std::result::Result<Vec<u128>, i64> = if size >= PARALLEL_THRESHOLD {
+            counts.par_chunks(SLICES_PER_PART).map(sum).collect()
+        } else {
+            counts.chunks(SLICES_PER_PART).map(sum).collect()
         };
-        match negative {
-            Some(negative) => Err(negative_count(negative)),
-            None => Ok(counts),
+        match sums {
+            Ok(sums) => Ok(SliceCounts::Each { counts, sums }),
+            // Runs checked in parallel may meet different negatives first.
+            Err(negative) => Err(negative_count(
+                counts
+                    .iter()
+                    .copied()
+                    .find(|&count| count < 0)
+                    .unwrap_or(negative),
+            )),
         }
     }
 
@@ -140,27 +171,118 @@ impl<'a> SliceCounts<'a> {
     fn total(&self, size: usize) -> u128 {
         match self {
             SliceCounts::All(count) => *count as u128 * size as u128,
-            SliceCounts::Each(counts) => counts.iter().map(|&count| count as u128).sum(),
+            SliceCounts::Each { sums, .. } => sums.iter().sum(),
         }
     }
 
-    /// Each position `0..size` repeated as often as its count says, `total` in all (which
-    /// the caller has checked against the element limit).
-    fn positions(&self, size: usize, total: u128) -> Result<Vec<usize>> {
-        // Scratch beside the result, which is reserved: as large as an `i64` result.
-        let mut positions = scratch_vec(guard_count(total)?)?;
-        let mut repeat = |position, count: i64| {
-            positions.extend(std::iter::repeat_n(position, count as usize));
-        };
+    /// How many slices each run of [`SLICES_PER_PART`] slices makes, for a result whose
+    /// total the caller has checked against the element limit.
+    fn runs(&self, size: usize) -> Vec<usize> {
         match self {
-            SliceCounts::All(count) => (0..size).for_each(|position| repeat(position, *count)),
-            SliceCounts::Each(counts) => {
-                for (position, &count) in counts.iter().enumerate() {
-                    repeat(position, count);
-                }
+            SliceCounts::All(count) => (0..size)
+                .step_by(SLICES_PER_PART)
+                .map(|start| count * (size - start).min(SLICES_PER_PART))
+                .collect(),
+            SliceCounts::Each { sums, .. } => sums.iter().map(|&sum| sum as usize).collect(),
+        }
+    }
+}
+
+/// A standard-layout tensor seen around the dim whose slices are repeated: `outer` blocks
+/// (the product of the sizes before the dim), each of `size` slices of `inner` elements.
+struct Slices {
+    outer: usize,
+    size: usize,
+    inner: usize,
+}
+
+impl Slices {
+    /// Each slice of `values` repeated as often as `counts` says, `numel` elements in all
+    /// (which the caller has checked against the element limit). The result is written in
+    /// parallel, by parts: each run of [`SLICES_PER_PART`] slices of each outer block fills
+    /// its own part, cut from the result with `split_at_mut`. Positions listed first and
+    /// then gathered took twice NumPy's time for 10^7 elements.
+    fn repeat<T: Element>(
+        &self,
+        values: &[T],
+        counts: &SliceCounts<'_>,
+        numel: usize,
+    ) -> Result<Vec<T>> {
+        let mut out = zeroed_vec(numel)?;
+        if numel == 0 {
+            return Ok(out);
+        }
+        let runs = counts.runs(self.size);
+        let source = self.size * self.inner;
+        let mut parts = Vec::with_capacity(self.outer * runs.len());
+        for (block, mut rest) in out.chunks_mut(numel / self.outer).enumerate() {
+            let block = &values[block * source..(block + 1) * source];
+            for (run, &len) in runs.iter().enumerate() {
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut(len * self.inner);
+                rest = tail;
+                let first = run * SLICES_PER_PART;
+                let last = (first + SLICES_PER_PART).min(self.size);
+                parts.push((first, &block[first * self.inner..last * self.inner], part));
             }
         }
-        Ok(positions)
+        let fill = |(first, values, part): (usize, &[T], &mut [T])| match (counts, self.inner) {
+            (SliceCounts::Each { counts, .. }, 1) => {
+                repeat_each(values, &counts[first..first + values.len()], part);
+            }
+            _ => self.fill(first, values, counts, part),
+        };
+        if numel >= PARALLEL_THRESHOLD {
+            parts.into_par_iter().for_each(fill);
+        } else {
+            parts.into_iter().for_each(fill);
+        }
+        Ok(out)
+    }
+
+    /// The slices of `values` (those of one outer block from slice `first` on), each
+    /// repeated, into `out`.
+    fn fill<T: Element>(
+        &self,
+        first: usize,
+        values: &[T],
+        counts: &SliceCounts<'_>,
+        mut out: &mut [T],
+    ) {
+        for (slice, source) in values.chunks_exact(self.inner).enumerate() {
+            let count = match counts {
+                SliceCounts::All(count) => *count,
+                SliceCounts::Each { counts, .. } => counts[first + slice] as usize,
+            };
+            let (written, rest) = std::mem::take(&mut out).split_at_mut(count * self.inner);
+            out = rest;
+            for copy in written.chunks_exact_mut(self.inner) {
+                copy.copy_from_slice(source);
+            }
+        }
+    }
+}
+
+/// Copies of values written at once, whatever their count: a value's copies are written
+/// this many at a time while they fit, the copies past its count overwritten by the next
+/// values' (a loop of `count` stores per value mispredicted its exit on counts that vary).
+const COPIES: usize = 4;
+
+/// Each of `values` repeated `counts` times (counts as many, non-negative and summing to
+/// the length of `out`), into `out`.
+fn repeat_each<T: Copy>(values: &[T], counts: &[i64], out: &mut [T]) {
+    let mut at = 0;
+    for (&value, &count) in values.iter().zip(counts) {
+        let count = count as usize;
+        match out.get_mut(at..at + COPIES.max(count)) {
+            Some(copies) if count <= COPIES => {
+                if let Some(copies) = copies.first_chunk_mut::<COPIES>() {
+                    *copies = [value; COPIES];
+                }
+            }
+            Some(copies) => copies.fill(value),
+            None => out[at..at + count].fill(value),
+        }
+        at += count;
     }
 }
 

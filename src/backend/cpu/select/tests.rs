@@ -100,11 +100,72 @@ fn repeat_interleave_follows_pytorch() {
     }
 }
 
+/// Every layout the parallel repeat cuts into parts (one slice per element or several
+/// elements per slice, one outer block or many, runs of slices longer than a part, counts
+/// past the copies written at once, zero counts to the end), against the slices listed one
+/// by one and taken with ndarray's `select`.
+#[test]
+fn repeat_interleave_matches_the_slices_listed_one_by_one() {
+    let cases: Vec<(Vec<usize>, usize)> = vec![
+        (vec![PARALLEL_THRESHOLD + 4500], 0),
+        (vec![3, 30_000], 1),
+        (vec![5000, 3, 4], 1),
+        (vec![9000, 2], 0),
+        (vec![7, 5], 0),
+    ];
+    for (shape, dim) in cases {
+        let numel: usize = shape.iter().product();
+        let values: Vec<i64> = (0..numel as i64).collect();
+        let array = ndarray::ArrayD::from_shape_vec(IxDyn(&shape), values).unwrap();
+        let size = shape[dim];
+        let counts: Vec<i64> = (0..size)
+            .map(|slice| {
+                if slice + 40 > size {
+                    0
+                } else {
+                    (slice as i64 * 7919 + 13) % 11
+                }
+            })
+            .collect();
+        let listed: Vec<usize> = (0..size)
+            .flat_map(|slice| std::iter::repeat_n(slice, counts[slice] as usize))
+            .collect();
+        let expected = Tensor::from(array.select(ndarray::Axis(dim), &listed));
+        let input = Tensor::from(array.clone());
+        let counts = ints(&[size], &counts);
+        assert_same(
+            &repeat_interleave(&input, &counts, Some(dim)).unwrap(),
+            &expected,
+        );
+        // The same in another layout, and with one count for every slice.
+        let reversed = Tensor::from(array.clone().reversed_axes());
+        let expected =
+            (array.clone().reversed_axes()).select(ndarray::Axis(shape.len() - 1 - dim), &listed);
+        let actual = repeat_interleave(&reversed, &counts, Some(shape.len() - 1 - dim)).unwrap();
+        assert_same(&actual, &Tensor::from(expected));
+        let thrice: Vec<usize> = (0..size).flat_map(|slice| [slice; 3]).collect();
+        let expected = Tensor::from(array.select(ndarray::Axis(dim), &thrice));
+        assert_same(
+            &repeat_interleave(&input, &int(3), Some(dim)).unwrap(),
+            &expected,
+        );
+    }
+}
+
 #[test]
 fn repeat_interleave_errors() {
     let t = ints(&[2, 2], &[1, 2, 3, 4]);
     let negative = repeat_interleave(&t, &ints(&[2], &[1, -1]), Some(0)).unwrap_err();
     assert!(matches!(negative, KernelError::Value(_)));
+    // Counts checked in parallel runs: the first negative in order is the one reported.
+    let n = PARALLEL_THRESHOLD * 2;
+    let mut counts = vec![1; n];
+    (counts[n / 2 - 1], counts[n / 2]) = (-7, -3);
+    let first = repeat_interleave(&ints(&[n], &vec![0; n]), &ints(&[n], &counts), Some(0));
+    assert_eq!(
+        first.unwrap_err().to_string(),
+        "repeat_interleave counts must not be negative, got -7"
+    );
     let mismatch = repeat_interleave(&t, &ints(&[3], &[1, 1, 1]), Some(0)).unwrap_err();
     assert_eq!(
         mismatch.to_string(),
