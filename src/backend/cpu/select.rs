@@ -288,8 +288,12 @@ fn repeat_each<T: Copy>(values: &[T], counts: &[i64], out: &mut [T]) {
 
 /// The distinct elements of the flattened input in ascending order, as a 1-D tensor.
 /// `NaN`s sort last and are all kept, since no `NaN` equals another (PyTorch does the
-/// same); `-0.0` and `0.0` are one value.
+/// same); `-0.0` and `0.0` are one value (`-0.0` where both occur).
 pub fn unique(input: &Tensor) -> Result<Tensor> {
+    if let Tensor::F32(array) = input {
+        let values = distinct_floats(as_slice(&standard(array)?)?)?;
+        return Tensor::from_vec(&[values.len()], values);
+    }
     with_array!(input, array => {
         let mut values = scratch_vec(array.len())?;
         values.extend(standard(array)?.iter().copied());
@@ -313,6 +317,51 @@ fn nan_last<T: Element>(a: &T, b: &T) -> Ordering {
     match (a.is_nan(), b.is_nan()) {
         (false, false) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
         (a_nan, b_nan) => a_nan.cmp(&b_nan),
+    }
+}
+
+/// The distinct floats of `values`, ascending, each `NaN` kept (as `f32::NAN`, last). They
+/// are sorted as integers whose order is the floats' ([`float_key`]): sorted with a
+/// comparison of floats that puts `NaN`s last, 10^7 of them took three times as long.
+fn distinct_floats(values: &[f32]) -> Result<Vec<f32>> {
+    let mut keys = scratch_vec(values.len())?;
+    keys.extend(values.iter().map(|&value| float_key(value)));
+    if keys.len() >= PARALLEL_THRESHOLD {
+        keys.par_sort_unstable();
+    } else {
+        keys.sort_unstable();
+    }
+    let mut floats = keys;
+    // The keys become their floats in place, then equal floats (`-0.0` and `0.0`, which are
+    // neighbours) are merged; `NaN`s are never equal.
+    for key in &mut floats {
+        *key = float_of_key(*key).to_bits();
+    }
+    floats.dedup_by(|a, b| f32::from_bits(*a) == f32::from_bits(*b));
+    Ok(floats.into_iter().map(f32::from_bits).collect())
+}
+
+/// An integer in the order of floats: negative floats below positive ones, larger
+/// magnitudes further from zero, `-0.0` just below `0.0`, every `NaN` at the top.
+fn float_key(value: f32) -> u32 {
+    let bits = value.to_bits();
+    if value.is_nan() {
+        u32::MAX
+    } else if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    }
+}
+
+/// The float of a key of [`float_key`] (a `NaN` for `NaN`s).
+fn float_of_key(key: u32) -> f32 {
+    if key == u32::MAX {
+        f32::NAN
+    } else if key >> 31 == 1 {
+        f32::from_bits(key & !(1 << 31))
+    } else {
+        f32::from_bits(!key)
     }
 }
 

@@ -231,3 +231,39 @@ fn unique_sorts_and_keeps_each_nan() {
     let distinct = unique(&ints(&[n], &many)).unwrap();
     assert_same(&distinct, &ints(&[1000], &(0..1000).collect::<Vec<_>>()));
 }
+
+/// Floats sorted as integer keys: every kind of float (negative `NaN`s, infinities,
+/// subnormals, both zeros) in many copies, against a sort that compares floats.
+#[test]
+fn unique_floats_match_a_comparison_sort() {
+    let specials = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE / 4.0,
+        -f32::MIN_POSITIVE / 4.0,
+        f32::MAX,
+        f32::MIN,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+    ];
+    let n = PARALLEL_THRESHOLD + 77;
+    let values: Vec<f32> = (0..n)
+        .map(|i| match i % 5 {
+            0 => specials[i / 5 % specials.len()],
+            _ => ((i * 7919) % 2003) as f32 / 7.0 - 100.0,
+        })
+        .collect();
+    let mut numbers: Vec<f32> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    numbers.sort_by(f32::total_cmp);
+    numbers.dedup_by(|a, b| a == b);
+    let nans = values.iter().filter(|x| x.is_nan()).count();
+    numbers.extend(std::iter::repeat_n(f32::NAN, nans));
+    let actual = unique(&floats(&[n], &values)).unwrap();
+    assert_same(&actual, &floats(&[numbers.len()], &numbers));
+    let small = unique(&floats(&[4], &[0.0, 2.0, -0.0, 0.0])).unwrap();
+    assert_same(&small, &floats(&[2], &[-0.0, 2.0]));
+}
