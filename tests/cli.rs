@@ -226,10 +226,35 @@ fn profile_tables_compiled_functions_and_kernels() {
         .find(|line| line.trim_start().starts_with("fused[mul, add, relu, sum]"))
         .unwrap_or_else(|| panic!("no fused kernel row:\n{table}"));
     let columns: Vec<&str> = kernel.split_whitespace().collect();
-    assert_eq!(columns[4], "2", "two calls: {kernel}");
+    assert_eq!(columns[4..6], ["interpreted", "2"], "two calls: {kernel}");
     assert!(kernel.ends_with("100.0%"), "{kernel}");
     let eager = tsl(&["run", path.to_str().unwrap(), "--profile", "--eager"]);
     assert_eq!(stderr(&eager), "profile: no compiled function ran\n");
+}
+
+/// A kernel over many elements is compiled to machine code, one over a few interpreted:
+/// the profile has a row for each way it ran.
+#[test]
+fn profile_says_which_kernels_ran_as_machine_code() {
+    let source = "@compile\nfn f(x: f32[n]) { return relu(x * 2.0 + 1.0) * x }\n\
+                  let big = f(randn([40000]))\nlet small = f(randn([40]))\n";
+    let path = script("machine_code.tsl", source);
+    let output = tsl(&["run", path.to_str().unwrap(), "--profile"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = stderr(&output);
+    let rows: Vec<Vec<&str>> = (table.lines())
+        .filter(|line| line.trim_start().starts_with("fused[mul, add, relu, mul]"))
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    assert!(
+        rows.iter().any(|row| row[4..7] == ["machine", "code", "1"]),
+        "{table}"
+    );
+    assert!(
+        rows.iter().any(|row| row[4..6] == ["interpreted", "1"]),
+        "{table}"
+    );
 }
 
 #[test]

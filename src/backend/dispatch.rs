@@ -9,7 +9,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::error::{KernelError, format_shape};
-use super::exec::{Deferred, Device, Failure, Site};
+use super::exec::{Deferred, Device, Failure, KernelCode, Site};
 #[cfg(feature = "gpu")]
 use super::gpu;
 use super::{cpu, host};
@@ -271,18 +271,26 @@ impl Device for Dispatch<'_> {
     }
 
     fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
+        self.run_telling(op, inputs).map(|(outputs, _)| outputs)
+    }
+
+    fn run_telling(
+        &mut self,
+        op: &Op,
+        inputs: Vec<Tensor>,
+    ) -> Result<(Vec<Tensor>, Option<KernelCode>), KernelError> {
         match self.target {
             Target::Cpu => {
                 let inputs = inputs
                     .into_iter()
                     .map(Tensor::into_host)
                     .collect::<Result<Vec<_>, _>>()?;
-                let outputs = cpu::Cpu {
+                let (outputs, code) = cpu::Cpu {
                     rng: self.rng,
                     native: self.native,
                 }
-                .run(op, inputs)?;
-                Ok(outputs.into_iter().map(Tensor::Host).collect())
+                .run_telling(op, inputs)?;
+                Ok((outputs.into_iter().map(Tensor::Host).collect(), code))
             }
             #[cfg(feature = "gpu")]
             Target::Gpu(gpu) => {
@@ -291,7 +299,7 @@ impl Device for Dispatch<'_> {
                     .map(|tensor| on_gpu(gpu, tensor))
                     .collect::<Result<Vec<_>, _>>()?;
                 let outputs = gpu.run(op, inputs, self.rng)?;
-                Ok(outputs.into_iter().map(Tensor::Gpu).collect())
+                Ok((outputs.into_iter().map(Tensor::Gpu).collect(), None))
             }
         }
     }

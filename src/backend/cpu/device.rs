@@ -4,7 +4,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::{KernelError, Native, Tensor};
-use crate::backend::exec::Device;
+use crate::backend::exec::{Device, KernelCode};
 use crate::dtype::{DType, Scalar};
 use crate::graph::op::Op;
 
@@ -39,15 +39,26 @@ impl Device for Cpu<'_> {
     }
 
     fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
-        let outputs = match op {
-            Op::Fused(kernel) => super::fused::run(kernel, &inputs, self.native)?,
-            op => super::run(op, inputs, self.rng)?,
+        self.run_telling(op, inputs).map(|(outputs, _)| outputs)
+    }
+
+    fn run_telling(
+        &mut self,
+        op: &Op,
+        inputs: Vec<Tensor>,
+    ) -> Result<(Vec<Tensor>, Option<KernelCode>), KernelError> {
+        let (outputs, code) = match op {
+            Op::Fused(kernel) => {
+                let (outputs, code) = super::fused::run_telling(kernel, &inputs, self.native)?;
+                (outputs, Some(code))
+            }
+            op => (super::run(op, inputs, self.rng)?, None),
         };
         // A chunked kernel skips its remaining chunks once interrupted: its result is void.
         if crate::backend::interrupt::requested() {
             return Err(KernelError::Interrupted);
         }
-        Ok(outputs)
+        Ok((outputs, code))
     }
 
     fn reserve(

@@ -384,9 +384,9 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
         }
         let read: usize = operands.iter().map(|tensor| self.bytes(tensor)).sum();
         let started = std::time::Instant::now();
-        let outputs = self
+        let (outputs, code) = self
             .device
-            .run(op, operands)
+            .run_telling(op, operands)
             .map_err(|error| op_failure(op, &error, node))?;
         let time = started.elapsed();
         let written: usize = outputs.iter().map(|tensor| self.bytes(tensor)).sum();
@@ -402,6 +402,7 @@ impl<'p, D: Device> Machine<'_, 'p, D> {
             profile.kernel(KernelCall {
                 function,
                 kernel,
+                code,
                 time,
                 elements,
                 bytes: read + written,

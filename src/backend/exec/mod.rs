@@ -23,7 +23,7 @@ mod report;
 mod tests;
 
 pub use plan::Plan;
-pub use profile::{KernelCall, Profile};
+pub use profile::{KernelCall, KernelCode, Profile};
 
 use crate::backend::error::KernelError;
 use crate::backend::host;
@@ -70,6 +70,15 @@ pub trait Device {
     /// [`Device::sync`] at the site last given to [`Device::set_site`].
     fn run(&mut self, op: &Op, inputs: Vec<Self::Tensor>)
     -> Result<Vec<Self::Tensor>, KernelError>;
+    /// [`Device::run`], saying how the device computed a fused kernel where it can tell
+    /// (for `tsl run --profile`).
+    fn run_telling(
+        &mut self,
+        op: &Op,
+        inputs: Vec<Self::Tensor>,
+    ) -> Result<(Vec<Self::Tensor>, Option<KernelCode>), KernelError> {
+        Ok((self.run(op, inputs)?, None))
+    }
     /// The element of a one-element tensor (after the work computing it finished).
     fn element(&mut self, tensor: &Self::Tensor) -> Result<Scalar, KernelError>;
 

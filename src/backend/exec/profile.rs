@@ -1,7 +1,7 @@
 //! What `tsl run --profile` reports: per compiled function, how often it ran and for how
-//! long, and per kernel (each op, each fused group) its calls, time, elements produced and
-//! bytes moved (operands read plus results written), the way `torch.profiler` summarises a
-//! run.
+//! long, and per kernel (each op, each fused group) how it ran (a fused kernel as machine
+//! code or interpreted), its calls, time, elements produced and bytes moved (operands read
+//! plus results written), the way `torch.profiler` summarises a run.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,7 +17,27 @@ pub struct Profile {
 struct FunctionStats {
     calls: u64,
     time: Duration,
-    kernels: BTreeMap<String, KernelStats>,
+    /// By kernel and how it ran: a fused kernel compiled for its large calls and
+    /// interpreted for its small ones has a row for each.
+    kernels: BTreeMap<(String, Option<KernelCode>), KernelStats>,
+}
+
+/// How a device computed a fused kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KernelCode {
+    /// A loop compiled to machine code for this kernel.
+    MachineCode,
+    /// The kernel's instructions interpreted, a segment at a time.
+    Interpreted,
+}
+
+impl KernelCode {
+    fn name(self) -> &'static str {
+        match self {
+            KernelCode::MachineCode => "machine code",
+            KernelCode::Interpreted => "interpreted",
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -32,6 +52,8 @@ struct KernelStats {
 pub struct KernelCall<'a> {
     pub function: &'a str,
     pub kernel: String,
+    /// How the device computed it, where it says (fused kernels on the CPU).
+    pub code: Option<KernelCode>,
     pub time: Duration,
     pub elements: usize,
     pub bytes: usize,
@@ -47,7 +69,10 @@ impl Profile {
 
     pub fn kernel(&mut self, call: KernelCall<'_>) {
         let function = self.functions.entry(call.function.to_string()).or_default();
-        let stats = function.kernels.entry(call.kernel).or_default();
+        let stats = function
+            .kernels
+            .entry((call.kernel, call.code))
+            .or_default();
         stats.calls += 1;
         stats.time += call.time;
         stats.elements += call.elements as u128;
@@ -71,13 +96,13 @@ impl Profile {
             );
             let _ = writeln!(
                 text,
-                "  {:<40} {:>7} {:>11} {:>11} {:>13} {:>11} {:>6}",
-                "kernel", "calls", "total", "mean", "elements", "bytes", "share"
+                "  {:<40} {:<12} {:>7} {:>11} {:>11} {:>13} {:>11} {:>6}",
+                "kernel", "runs as", "calls", "total", "mean", "elements", "bytes", "share"
             );
             let kernel_time: Duration = function.kernels.values().map(|stats| stats.time).sum();
-            let mut kernels: Vec<(&String, &KernelStats)> = function.kernels.iter().collect();
+            let mut kernels: Vec<_> = function.kernels.iter().collect();
             kernels.sort_by(|a, b| b.1.time.cmp(&a.1.time).then(a.0.cmp(b.0)));
-            for (kernel, stats) in kernels {
+            for ((kernel, code), stats) in kernels {
                 let share = if kernel_time.is_zero() {
                     0.0
                 } else {
@@ -85,8 +110,9 @@ impl Profile {
                 };
                 let _ = writeln!(
                     text,
-                    "  {:<40} {:>7} {:>11} {:>11} {:>13} {:>11} {:>5.1}%",
+                    "  {:<40} {:<12} {:>7} {:>11} {:>11} {:>13} {:>11} {:>5.1}%",
                     shorten(kernel, 40),
+                    code.map_or("-", KernelCode::name),
                     stats.calls,
                     duration(stats.time),
                     duration(mean(stats.time, stats.calls)),
@@ -149,10 +175,12 @@ mod tests {
         let mut profile = Profile::default();
         for _ in 0..2 {
             profile.function("f", Duration::from_micros(30));
-            for (kernel, micros) in [("fused[mul, add]", 20), ("matmul", 5)] {
+            let fused = Some(KernelCode::MachineCode);
+            for (kernel, code, micros) in [("fused[mul, add]", fused, 20), ("matmul", None, 5)] {
                 profile.kernel(KernelCall {
                     function: "f",
                     kernel: kernel.to_string(),
+                    code,
                     time: Duration::from_micros(micros),
                     elements: 1000,
                     bytes: 8000,
@@ -174,5 +202,42 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("16.0 kB"), "{table}");
+        let rows: Vec<Vec<&str>> = (table.lines())
+            .map(|line| line.split_whitespace().collect())
+            .collect();
+        assert!(
+            rows.iter()
+                .any(|row| row[..5] == ["fused[mul,", "add]", "machine", "code", "2"]),
+            "{table}"
+        );
+        assert!(
+            rows.iter().any(|row| row[..3] == ["matmul", "-", "2"]),
+            "{table}"
+        );
+    }
+
+    /// One kernel run both ways has a row for each.
+    #[test]
+    fn a_kernel_run_two_ways_has_two_rows() {
+        let mut profile = Profile::default();
+        for code in [KernelCode::MachineCode, KernelCode::Interpreted] {
+            profile.kernel(KernelCall {
+                function: "f",
+                kernel: "fused[exp, mul]".to_string(),
+                code: Some(code),
+                time: Duration::from_micros(10),
+                elements: 10,
+                bytes: 80,
+            });
+        }
+        let table = profile.render();
+        assert!(
+            table.contains("fused[exp, mul]                          machine code"),
+            "{table}"
+        );
+        assert!(
+            table.contains("fused[exp, mul]                          interpreted "),
+            "{table}"
+        );
     }
 }

@@ -40,6 +40,7 @@ mod totals;
 use ndarray::{ArrayD, IxDyn};
 use rayon::prelude::*;
 
+use crate::backend::exec::KernelCode;
 use crate::backend::interrupt::Interrupt;
 
 use self::eval::{Scratch, Task, TaskResult};
@@ -61,6 +62,15 @@ pub(crate) const CHUNK: usize = 1024;
 /// Computes a fused kernel whose sizes are concrete, on its operands: as machine code where
 /// `native` says so and the kernel can be, else interpreted.
 pub fn run(kernel: &FusedKernel, inputs: &[Tensor], native: Native) -> Result<Vec<Tensor>> {
+    run_telling(kernel, inputs, native).map(|(outputs, _)| outputs)
+}
+
+/// [`run`], saying whether the kernel ran as machine code.
+pub fn run_telling(
+    kernel: &FusedKernel,
+    inputs: &[Tensor],
+    native: Native,
+) -> Result<(Vec<Tensor>, KernelCode)> {
     let shape = concrete(&kernel.shape)?;
     let numel = checked_numel(&shape)?;
     let operands = inputs
@@ -68,12 +78,22 @@ pub fn run(kernel: &FusedKernel, inputs: &[Tensor], native: Native) -> Result<Ve
         .map(|tensor| Operand::new(tensor, &shape))
         .collect::<Result<Vec<_>>>()?;
     if let Some(outputs) = native::run(kernel, &operands, numel, native) {
-        return outputs;
+        return Ok((outputs?, KernelCode::MachineCode));
     }
+    interpreted(kernel, &operands, &shape, numel).map(|outputs| (outputs, KernelCode::Interpreted))
+}
+
+/// The kernel's outputs computed by interpreting its instructions.
+fn interpreted(
+    kernel: &FusedKernel,
+    operands: &[Operand<'_>],
+    shape: &[usize],
+    numel: usize,
+) -> Result<Vec<Tensor>> {
     let context = eval::Context {
         kernel,
-        operands: &operands,
-        shape: &shape,
+        operands,
+        shape,
     };
     let plan = Partition::new(&context, numel);
     // Collecting computes only the segments that give output values; without elements,
