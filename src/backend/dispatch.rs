@@ -270,10 +270,6 @@ impl Device for Dispatch<'_> {
         }
     }
 
-    fn run(&mut self, op: &Op, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, KernelError> {
-        self.run_telling(op, inputs).map(|(outputs, _)| outputs)
-    }
-
     fn run_telling(
         &mut self,
         op: &Op,

@@ -65,19 +65,22 @@ pub trait Device {
     fn dtype(&self, tensor: &Self::Tensor) -> DType;
     /// A 0-d tensor holding `value`.
     fn scalar(&mut self, value: Scalar) -> Result<Self::Tensor, KernelError>;
-    /// Computes a canonical op whose sizes are all concrete. A device that queues work may
-    /// return before it is done; an error found in the data is then reported by a later
+    /// Computes a canonical op whose sizes are all concrete, saying how it computed a fused
+    /// kernel where the device can tell (for `tsl run --profile`). A device that queues work
+    /// may return before it is done; an error found in the data is then reported by a later
     /// [`Device::sync`] at the site last given to [`Device::set_site`].
-    fn run(&mut self, op: &Op, inputs: Vec<Self::Tensor>)
-    -> Result<Vec<Self::Tensor>, KernelError>;
-    /// [`Device::run`], saying how the device computed a fused kernel where it can tell
-    /// (for `tsl run --profile`).
     fn run_telling(
         &mut self,
         op: &Op,
         inputs: Vec<Self::Tensor>,
-    ) -> Result<(Vec<Self::Tensor>, Option<KernelCode>), KernelError> {
-        Ok((self.run(op, inputs)?, None))
+    ) -> Result<(Vec<Self::Tensor>, Option<KernelCode>), KernelError>;
+    /// [`Device::run_telling`]'s results alone.
+    fn run(
+        &mut self,
+        op: &Op,
+        inputs: Vec<Self::Tensor>,
+    ) -> Result<Vec<Self::Tensor>, KernelError> {
+        self.run_telling(op, inputs).map(|(outputs, _)| outputs)
     }
     /// The element of a one-element tensor (after the work computing it finished).
     fn element(&mut self, tensor: &Self::Tensor) -> Result<Scalar, KernelError>;

@@ -170,6 +170,23 @@ fn shorten(text: &str, width: usize) -> String {
 mod tests {
     use super::*;
 
+    /// A call of `kernel` in function `f`, writing `elements` `f32` and reading as many.
+    fn call(
+        kernel: &str,
+        code: Option<KernelCode>,
+        micros: u64,
+        elements: usize,
+    ) -> KernelCall<'static> {
+        KernelCall {
+            function: "f",
+            kernel: kernel.to_string(),
+            code,
+            time: Duration::from_micros(micros),
+            elements,
+            bytes: elements * 8,
+        }
+    }
+
     #[test]
     fn the_table_sums_calls_and_orders_kernels_by_time() {
         let mut profile = Profile::default();
@@ -177,14 +194,7 @@ mod tests {
             profile.function("f", Duration::from_micros(30));
             let fused = Some(KernelCode::MachineCode);
             for (kernel, code, micros) in [("fused[mul, add]", fused, 20), ("matmul", None, 5)] {
-                profile.kernel(KernelCall {
-                    function: "f",
-                    kernel: kernel.to_string(),
-                    code,
-                    time: Duration::from_micros(micros),
-                    elements: 1000,
-                    bytes: 8000,
-                });
+                profile.kernel(call(kernel, code, micros, 1000));
             }
         }
         let table = profile.render();
@@ -221,14 +231,7 @@ mod tests {
     fn a_kernel_run_two_ways_has_two_rows() {
         let mut profile = Profile::default();
         for code in [KernelCode::MachineCode, KernelCode::Interpreted] {
-            profile.kernel(KernelCall {
-                function: "f",
-                kernel: "fused[exp, mul]".to_string(),
-                code: Some(code),
-                time: Duration::from_micros(10),
-                elements: 10,
-                bytes: 80,
-            });
+            profile.kernel(call("fused[exp, mul]", Some(code), 10, 10));
         }
         let table = profile.render();
         assert!(

@@ -5,7 +5,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Deferred, Device, Failure, Plan, RunValue, Site, execute};
+use super::{Deferred, Device, Failure, KernelCode, Plan, RunValue, Site, execute};
 use crate::backend::{cpu, error::KernelError, host};
 use crate::diag::Diagnostic;
 use crate::dtype::{DType, Scalar};
@@ -69,20 +69,21 @@ impl Device for Deferring {
         Ok(host::Tensor::scalar(value))
     }
 
-    fn run(
+    fn run_telling(
         &mut self,
         op: &Op,
         inputs: Vec<host::Tensor>,
-    ) -> Result<Vec<host::Tensor>, KernelError> {
+    ) -> Result<(Vec<host::Tensor>, Option<KernelCode>), KernelError> {
         let shapes: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape().to_vec()).collect();
-        match cpu::run(op, inputs, &mut self.rng) {
+        let outputs = match cpu::run(op, inputs, &mut self.rng) {
             Err(error @ (KernelError::DivisionByZero | KernelError::IndexOutOfRange { .. })) => {
                 self.defer(Failure::Kernel(error));
                 let shape = cpu::broadcast_shapes(&shapes[0], &shapes[1])?;
-                Ok(vec![cpu::zeros(DType::I64, &shape)?])
+                vec![cpu::zeros(DType::I64, &shape)?]
             }
-            result => result,
-        }
+            result => result?,
+        };
+        Ok((outputs, None))
     }
 
     fn element(&mut self, tensor: &host::Tensor) -> Result<Scalar, KernelError> {
