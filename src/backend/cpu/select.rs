@@ -229,6 +229,13 @@ impl Slices {
             (SliceCounts::Each { counts, .. }, 1) => {
                 repeat_each(values, &counts[first..first + values.len()], part);
             }
+            // One count for all, not zero (the result has elements): a copy of one element
+            // through `copy_from_slice` called `memmove` per element, twice NumPy's time.
+            (SliceCounts::All(count), 1) => {
+                for (copies, &value) in part.chunks_exact_mut((*count).max(1)).zip(values) {
+                    copies.fill(value);
+                }
+            }
             _ => self.fill(first, values, counts, part),
         };
         if numel >= PARALLEL_THRESHOLD {
