@@ -71,7 +71,11 @@ pub(crate) fn count_set(flags: &[bool]) -> usize {
 }
 
 /// The output cut into consecutive parts of `count * width` elements, one per chunk.
-fn split_parts<'a, O>(mut out: &'a mut [O], counts: &[usize], width: usize) -> Vec<&'a mut [O]> {
+pub(crate) fn split_parts<'a, O>(
+    mut out: &'a mut [O],
+    counts: &[usize],
+    width: usize,
+) -> Vec<&'a mut [O]> {
     counts
         .iter()
         .map(|&count| {

@@ -8,7 +8,7 @@ use rayon::iter::{IntoParallelIterator, ParallelIterator};
 use rayon::slice::{ParallelSlice, ParallelSliceMut};
 
 use super::broadcast::broadcast_shapes;
-use super::compact::{Compress, kept_values, set_coordinates};
+use super::compact::{Compress, kept_values, set_coordinates, split_parts};
 use super::creation::zeros;
 use super::elementwise::{PARALLEL_THRESHOLD, broadcast_view};
 use super::error::{
@@ -215,11 +215,9 @@ impl Slices {
         let runs = counts.runs(self.size);
         let source = self.size * self.inner;
         let mut parts = Vec::with_capacity(self.outer * runs.len());
-        for (block, mut rest) in out.chunks_mut(numel / self.outer).enumerate() {
+        for (block, out) in out.chunks_mut(numel / self.outer).enumerate() {
             let block = &values[block * source..(block + 1) * source];
-            for (run, &len) in runs.iter().enumerate() {
-                let (part, tail) = std::mem::take(&mut rest).split_at_mut(len * self.inner);
-                rest = tail;
+            for (run, part) in split_parts(out, &runs, self.inner).into_iter().enumerate() {
                 let first = run * SLICES_PER_PART;
                 let last = (first + SLICES_PER_PART).min(self.size);
                 parts.push((first, &block[first * self.inner..last * self.inner], part));
@@ -228,13 +226,6 @@ impl Slices {
         let fill = |(first, values, part): (usize, &[T], &mut [T])| match (counts, self.inner) {
             (SliceCounts::Each { counts, .. }, 1) => {
                 repeat_each(values, &counts[first..first + values.len()], part);
-            }
-            // One count for all, not zero (the result has elements): a copy of one element
-            // through `copy_from_slice` called `memmove` per element, twice NumPy's time.
-            (SliceCounts::All(count), 1) => {
-                for (copies, &value) in part.chunks_exact_mut((*count).max(1)).zip(values) {
-                    copies.fill(value);
-                }
             }
             _ => self.fill(first, values, counts, part),
         };
@@ -262,8 +253,14 @@ impl Slices {
             };
             let (written, rest) = std::mem::take(&mut out).split_at_mut(count * self.inner);
             out = rest;
-            for copy in written.chunks_exact_mut(self.inner) {
-                copy.copy_from_slice(source);
+            if let [value] = source {
+                // A copy of one element through `copy_from_slice` called `memmove` for each
+                // (`x.repeat_interleave(2)` took twice NumPy's time).
+                written.fill(*value);
+            } else {
+                for copy in written.chunks_exact_mut(self.inner) {
+                    copy.copy_from_slice(source);
+                }
             }
         }
     }
