@@ -1,5 +1,6 @@
 """The workloads of `benches/workloads.rs`, `benches/sorting.rs` and the row reductions,
-`repeat_interleave` and `unique` of `benches/kernels.rs` in NumPy and PyTorch, for
+`cumsum`, `diff`, `repeat_interleave` and `unique` of `benches/kernels.rs` in NumPy and
+PyTorch, for
 BENCHMARKS.md.
 
 Run it in the same sitting as `cargo bench --bench workloads`, from a virtual environment
@@ -11,8 +12,8 @@ outside the repository that has numpy and torch (pip install numpy torch):
 Each figure is the median of 9 repeats of the per-call time (each repeat averages a few
 calls), in milliseconds. Data: 10M f32 from a standard normal, a 4096x1024 matrix for the row
 softmax (and a 2,500,000x4 one for a softmax over short rows), 1024x1024 and 500x500 matrices and a 4096x4096 matrix with a vector of 4096 for
-matmul, 10,080,000 f32 as rows of 4, 12 and 24 for the row sums and maxima, the 10M f32
-repeated by `(abs(x) * 2)` as `i64` counts, and `unique` of the 10M f32 and of `(x * 1000)`
+matmul, 10,080,000 f32 as rows of 4, 12 and 24 for the row sums and maxima, `cumsum` and
+`diff` of the 10M f32, the 10M f32 repeated by `(abs(x) * 2)` as `i64` counts, and `unique` of the 10M f32 and of `(x * 1000)`
 as `i64`, as the Rust
 benchmarks use (other random values, the same distribution).
 OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
@@ -59,6 +60,8 @@ def numpy_workloads(rng):
         "matvec": lambda: big @ vector,
         "vecmat": lambda: vector @ big,
         # NumPy's sort gives values only; its stable argsort gives the indices.
+        "cumsum": lambda: np.cumsum(x),
+        "diff": lambda: np.diff(x),
         "repeat_interleave": lambda: np.repeat(x, counts),
         "unique_i64": lambda: np.unique(thousandths),
         "unique_f32": lambda: np.unique(x),
@@ -99,6 +102,8 @@ def torch_workloads(generator):
         "matmul500": lambda: c @ d,
         "matvec": lambda: big @ vector,
         "vecmat": lambda: vector @ big,
+        "cumsum": lambda: x.cumsum(0),
+        "diff": lambda: x.diff(),
         "repeat_interleave": lambda: x.repeat_interleave(counts),
         "unique_i64": lambda: thousandths.unique(),
         "unique_f32": lambda: x.unique(),

@@ -1,6 +1,6 @@
 //! Benchmarks of the CPU kernels on the headline workload: `relu(x * 2.0 + 1.0) * x - 0.5`
 //! and a sum, each over 10,000,000 `f32`, as the interpreter would call them one by one;
-//! the data-dependent kernels (masks, nonzero, index_select, cumsum, repeat_interleave,
+//! the data-dependent kernels (masks, nonzero, index_select, cumsum, diff, repeat_interleave,
 //! unique) on the same input;
 //! row sums and maxima of the same elements laid out as short rows; and a 1024 x 1024
 //! `f32` matrix product.
@@ -14,8 +14,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tsl::backend::cpu::{
     BinaryOp, IndexItem, KernelError, ReduceOp, Tensor, UnaryOp, binary, binary_owned, cumsum,
-    index, index_select, masked_select, matmul, nonzero, randn, reduce, repeat_interleave, reshape,
-    unary, unary_owned, unique,
+    diff, index, index_select, masked_select, matmul, nonzero, randn, reduce, repeat_interleave,
+    reshape, unary, unary_owned, unique,
 };
 use tsl::dtype::{DType, Scalar};
 
@@ -134,6 +134,9 @@ fn data_dependent(criterion: &mut Criterion) {
     });
     group.bench_function("cumsum", |bench| {
         bench.iter(|| cumsum(black_box(&x), 0));
+    });
+    group.bench_function("diff", |bench| {
+        bench.iter(|| diff(black_box(&x), 0));
     });
     group.bench_function("repeat_interleave", |bench| {
         bench.iter(|| repeat_interleave(black_box(&x), &counts, None));

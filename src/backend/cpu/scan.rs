@@ -125,7 +125,7 @@ pub fn diff(input: &Tensor, dim: usize) -> Result<Tensor> {
 fn differences<T: Element>(
     array: &ArcArray<T, IxDyn>,
     dim: usize,
-    step: fn(T, T) -> T,
+    step: impl Fn(T, T) -> T + Send + Sync,
 ) -> Result<Tensor> {
     let size = array.shape()[dim];
     if size == 0 {
