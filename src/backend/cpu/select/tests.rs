@@ -267,3 +267,47 @@ fn unique_floats_match_a_comparison_sort() {
     let small = unique(&floats(&[4], &[0.0, 2.0, -0.0, 0.0])).unwrap();
     assert_same(&small, &floats(&[2], &[-0.0, 2.0]));
 }
+
+/// Integers in a small span, marked in a bitmap, give what sorting them gives: negative
+/// values, the ends of `i64`, values on the edges of the bitmap's words, and spans just
+/// under and over the limit (over it, and at the full width of `i64`, they are sorted).
+#[test]
+fn unique_ints_in_a_span_match_the_sort() {
+    let n = PARALLEL_THRESHOLD + 33;
+    let count = n as i64;
+    let limit = count * SPAN_PER_ELEMENT as i64;
+    let cases: Vec<(Vec<i64>, bool)> = vec![
+        ((0..count).map(|i| (i * 7919) % 5003 - 2500).collect(), true),
+        (
+            (0..count).map(|i| i64::MIN + (i * 31) % 1000).collect(),
+            true,
+        ),
+        (
+            (0..count).map(|i| i64::MAX - (i * 31) % 1000).collect(),
+            true,
+        ),
+        ((0..count).map(|i| (i * 7919) % limit).collect(), true),
+        (
+            (0..count).map(|i| (i * 7919) % (limit + 1)).collect(),
+            false,
+        ),
+        (vec![i64::MIN, i64::MAX, 0, i64::MIN], false),
+        (vec![7; 10], true),
+        ((0..70).map(|i| i * 64 - 1).collect(), true),
+        (vec![], true),
+    ];
+    for (values, marked) in cases {
+        let mut expected = values.clone();
+        expected.sort_unstable();
+        expected.dedup();
+        let in_span = distinct_in_span(&values).unwrap();
+        assert_eq!(
+            in_span.is_some(),
+            marked,
+            "{:?}",
+            &values[..values.len().min(4)]
+        );
+        let actual = unique(&ints(&[values.len()], &values)).unwrap();
+        assert_same(&actual, &ints(&[expected.len()], &expected));
+    }
+}
