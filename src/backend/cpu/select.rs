@@ -4,7 +4,9 @@
 use std::cmp::Ordering;
 
 use ndarray::{ArcArray, IxDyn};
-use rayon::iter::{IntoParallelIterator, ParallelIterator};
+use rayon::iter::{
+    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator, ParallelIterator,
+};
 use rayon::slice::{ParallelSlice, ParallelSliceMut};
 
 use super::broadcast::broadcast_shapes;
@@ -410,12 +412,12 @@ fn nan_last<T: Element>(a: &T, b: &T) -> Ordering {
 fn distinct_floats(values: &[f32]) -> Result<Vec<f32>> {
     let mut keys = scratch_vec(values.len())?;
     keys.extend(values.iter().map(|&value| float_key(value)));
-    if keys.len() >= PARALLEL_THRESHOLD {
-        keys.par_sort_unstable();
+    let mut floats = if keys.len() >= PARALLEL_THRESHOLD {
+        radix_sort(keys)?
     } else {
         keys.sort_unstable();
-    }
-    let mut floats = keys;
+        keys
+    };
     // The keys become their floats in place, then equal floats (`-0.0` and `0.0`, which are
     // neighbours) are merged; `NaN`s are never equal.
     for key in &mut floats {
@@ -423,6 +425,96 @@ fn distinct_floats(values: &[f32]) -> Result<Vec<f32>> {
     }
     floats.dedup_by(|a, b| f32::from_bits(*a) == f32::from_bits(*b));
     Ok(floats.into_iter().map(f32::from_bits).collect())
+}
+
+/// Buckets of one digit of [`radix_sort`]: a byte.
+const BUCKETS: usize = 1 << 8;
+
+/// `keys` sorted ascending by a radix sort on bytes: the keys are first placed by their
+/// top byte, each part of them by its own thread into its own places in each bucket; then
+/// each bucket, a few hundred kilobytes that stay in the cache, is sorted on its three
+/// lower bytes by counting passes, in parallel. A sort by comparisons of 10^7 keys took
+/// several times as long, and so did one counting pass per byte over all the keys.
+fn radix_sort(mut keys: Vec<u32>) -> Result<Vec<u32>> {
+    let top = |key: u32| (key >> 24) as usize;
+    let part = keys.len().div_ceil(4 * rayon::current_num_threads());
+    let parts: Vec<&[u32]> = keys.chunks(part.max(PARALLEL_THRESHOLD)).collect();
+    let counts: Vec<[usize; BUCKETS]> = (parts.par_iter())
+        .map(|part| {
+            let mut counts = [0; BUCKETS];
+            for &key in *part {
+                counts[top(key)] += 1;
+            }
+            counts
+        })
+        .collect();
+    let mut sorted = zeroed_vec::<u32>(keys.len())?;
+    // Each part's places in each bucket: the buckets in order, and in each the parts' places
+    // in order, so the placing is stable.
+    let mut places: Vec<Vec<&mut [u32]>> = parts.iter().map(|_| Vec::new()).collect();
+    let mut rest = sorted.as_mut_slice();
+    for bucket in 0..BUCKETS {
+        for (places, counts) in places.iter_mut().zip(&counts) {
+            let (place, after) = rest.split_at_mut(counts[bucket]);
+            places.push(place);
+            rest = after;
+        }
+    }
+    (parts.par_iter().zip(places)).for_each(|(part, mut places)| {
+        let mut next = [0usize; BUCKETS];
+        for &key in *part {
+            let bucket = top(key);
+            places[bucket][next[bucket]] = key;
+            next[bucket] += 1;
+        }
+    });
+    // Each bucket sorted on its lower bytes, the keys' own memory as its scratch.
+    let mut buckets = Vec::with_capacity(BUCKETS);
+    let (mut rest, mut spare) = (sorted.as_mut_slice(), keys.as_mut_slice());
+    for bucket in 0..BUCKETS {
+        let size = counts.iter().map(|counts| counts[bucket]).sum();
+        let (values, after) = rest.split_at_mut(size);
+        let (scratch, spare_after) = spare.split_at_mut(size);
+        buckets.push((values, scratch));
+        (rest, spare) = (after, spare_after);
+    }
+    (buckets.into_par_iter()).for_each(|(values, scratch)| sort_low_bytes(values, scratch));
+    Ok(sorted)
+}
+
+/// Sorts `keys` (which share their top byte) by their three lower bytes, least significant
+/// first, one stable counting pass per byte that the keys do not all share; `scratch` has
+/// their length.
+fn sort_low_bytes(keys: &mut [u32], scratch: &mut [u32]) {
+    let mut in_keys = true;
+    for shift in [0, 8, 16] {
+        let byte = |key: u32| ((key >> shift) & 0xff) as usize;
+        let (from, to): (&[u32], &mut [u32]) = if in_keys {
+            (keys, scratch)
+        } else {
+            (scratch, keys)
+        };
+        let mut next = [0usize; BUCKETS];
+        for &key in from {
+            next[byte(key)] += 1;
+        }
+        if next.contains(&from.len()) {
+            continue;
+        }
+        let mut start = 0;
+        for next in &mut next {
+            (*next, start) = (start, start + *next);
+        }
+        for &key in from {
+            let place = &mut next[byte(key)];
+            to[*place] = key;
+            *place += 1;
+        }
+        in_keys = !in_keys;
+    }
+    if !in_keys {
+        keys.copy_from_slice(scratch);
+    }
 }
 
 /// An integer in the order of floats: negative floats below positive ones, larger

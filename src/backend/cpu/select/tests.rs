@@ -311,3 +311,25 @@ fn unique_ints_in_a_span_match_the_sort() {
         assert_same(&actual, &ints(&[expected.len()], &expected));
     }
 }
+
+/// The radix sort against the standard library's, with keys that differ in every byte,
+/// share their top byte (one bucket), or share one or two of the lower bytes (whose passes
+/// are skipped, leaving a bucket sorted after an even or an odd number of passes).
+#[test]
+fn radix_sort_sorts_keys() {
+    let n = PARALLEL_THRESHOLD * 2 + 5;
+    let spread = |i: usize| (i as u32).wrapping_mul(2_654_435_761);
+    let cases: Vec<Vec<u32>> = vec![
+        (0..n).map(spread).collect(),
+        (0..n).map(|i| spread(i) & 0xff).collect(),
+        (0..n).map(|i| spread(i) | 0x00ff_ff00).collect(),
+        (0..n).map(|i| spread(i) & 0xffff_00ff).collect(),
+        (0..n).map(|i| [0, u32::MAX, 1 << 31][i % 3]).collect(),
+        vec![5; n],
+    ];
+    for keys in cases {
+        let mut expected = keys.clone();
+        expected.sort_unstable();
+        assert_eq!(radix_sort(keys).unwrap(), expected);
+    }
+}
