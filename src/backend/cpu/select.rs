@@ -451,14 +451,15 @@ fn radix_sort(mut keys: Vec<u32>) -> Result<Vec<u32>> {
     let mut sorted = zeroed_vec::<u32>(keys.len())?;
     // Each part's places in each bucket: the buckets in order, and in each the parts' places
     // in order, so the placing is stable.
+    let lengths: Vec<usize> = (0..BUCKETS)
+        .flat_map(|bucket| counts.iter().map(move |counts| counts[bucket]))
+        .collect();
     let mut places: Vec<Vec<&mut [u32]>> = parts.iter().map(|_| Vec::new()).collect();
-    let mut rest = sorted.as_mut_slice();
-    for bucket in 0..BUCKETS {
-        for (places, counts) in places.iter_mut().zip(&counts) {
-            let (place, after) = rest.split_at_mut(counts[bucket]);
-            places.push(place);
-            rest = after;
-        }
+    for (index, place) in split_parts(&mut sorted, &lengths, 1)
+        .into_iter()
+        .enumerate()
+    {
+        places[index % parts.len()].push(place);
     }
     (parts.par_iter().zip(places)).for_each(|(part, mut places)| {
         let mut next = [0usize; BUCKETS];
@@ -469,16 +470,14 @@ fn radix_sort(mut keys: Vec<u32>) -> Result<Vec<u32>> {
         }
     });
     // Each bucket sorted on its lower bytes, the keys' own memory as its scratch.
-    let mut buckets = Vec::with_capacity(BUCKETS);
-    let (mut rest, mut spare) = (sorted.as_mut_slice(), keys.as_mut_slice());
-    for bucket in 0..BUCKETS {
-        let size = counts.iter().map(|counts| counts[bucket]).sum();
-        let (values, after) = rest.split_at_mut(size);
-        let (scratch, spare_after) = spare.split_at_mut(size);
-        buckets.push((values, scratch));
-        (rest, spare) = (after, spare_after);
-    }
-    (buckets.into_par_iter()).for_each(|(values, scratch)| sort_low_bytes(values, scratch));
+    let sizes: Vec<usize> = (0..BUCKETS)
+        .map(|bucket| counts.iter().map(|counts| counts[bucket]).sum())
+        .collect();
+    let scratch = split_parts(&mut keys, &sizes, 1);
+    (split_parts(&mut sorted, &sizes, 1)
+        .into_par_iter()
+        .zip(scratch))
+    .for_each(|(values, scratch)| sort_low_bytes(values, scratch));
     Ok(sorted)
 }
 
