@@ -38,6 +38,7 @@ mod matmul;
 pub mod memory;
 mod npy;
 mod prefetch;
+mod radix;
 mod reduce;
 mod run;
 mod scan;

@@ -9,14 +9,17 @@
 //! time before sorting only those.
 //!
 //! The sorted dim is moved last (a copy unless it already is), so each line is contiguous:
-//! many lines are sorted in parallel, one each; a single long line is sorted with a parallel
-//! sort.
+//! many lines are sorted in parallel, one each; a single long line is packed, sorted by a
+//! parallel radix sort on its keys' bytes (`radix.rs`; positions already ascend, so a stable
+//! sort on the key alone orders the packed integers) and read back in parallel. 10^7 `f32`
+//! took 235 ms with a parallel sort by comparisons of the packed integers.
 
 use ndarray::{ArcArray, ArrayD, IxDyn};
 use rayon::prelude::*;
 
 use super::elementwise::PARALLEL_THRESHOLD;
 use super::error::{KernelError, Result, check_dim};
+use super::radix::{Radix, radix_sort};
 use super::tensor::{Element, Tensor};
 use crate::backend::memory::reserve;
 use crate::graph::semantics as element;
@@ -52,48 +55,100 @@ fn select(input: &Tensor, dim: usize, k: Option<usize>, descending: bool) -> Res
 /// An element type with a sort key packed beside a position.
 trait SortKey: Element {
     /// Key in the high bits, position in the low ones: distinct, ordered as a stable sort.
-    type Packed: Ord + Copy + Send + Sync + Default;
+    type Packed: Radix + Ord + Copy + Send + Sync + Default;
     fn pack(self, position: usize, descending: bool) -> Self::Packed;
     fn position(packed: Self::Packed) -> usize;
+    /// The element a packed key was made from, when its key has only one: reading it from
+    /// the key spares a random access into the line per element.
+    fn value(packed: Self::Packed, descending: bool) -> Option<Self>;
+}
+
+/// A 32-bit key above a 32-bit position; the radix sort orders it by the key alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Packed32(u64);
+
+impl Radix for Packed32 {
+    const BYTES: u32 = 4;
+
+    fn key(self) -> u64 {
+        self.0 >> 32
+    }
+}
+
+/// A 64-bit key above a 64-bit position; the radix sort orders it by the key alone.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Packed64(u128);
+
+impl Radix for Packed64 {
+    const BYTES: u32 = 8;
+
+    fn key(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
 }
 
 impl SortKey for f32 {
-    type Packed = u64;
+    type Packed = Packed32;
 
-    fn pack(self, position: usize, descending: bool) -> u64 {
+    fn pack(self, position: usize, descending: bool) -> Packed32 {
         let key = element::sort_key_f32(self);
         let key = if descending { !key } else { key };
-        (u64::from(key) << 32) | position as u64
+        Packed32((u64::from(key) << 32) | position as u64)
     }
 
-    fn position(packed: u64) -> usize {
-        (packed & 0xFFFF_FFFF) as usize
+    fn position(packed: Packed32) -> usize {
+        (packed.0 & 0xFFFF_FFFF) as usize
+    }
+
+    /// Every number but zero (whose key is `-0.0`'s too), and no `NaN` (whose payloads
+    /// share a key).
+    fn value(packed: Packed32, descending: bool) -> Option<f32> {
+        let key = (packed.0 >> 32) as u32;
+        let key = if descending { !key } else { key };
+        match key {
+            0x8000_0000 | u32::MAX => None,
+            key if key & 0x8000_0000 != 0 => Some(f32::from_bits(key ^ 0x8000_0000)),
+            key => Some(f32::from_bits(!key)),
+        }
     }
 }
 
 impl SortKey for i64 {
-    type Packed = u128;
+    type Packed = Packed64;
 
-    fn pack(self, position: usize, descending: bool) -> u128 {
+    fn pack(self, position: usize, descending: bool) -> Packed64 {
         let key = element::sort_key_i64(self);
         let key = if descending { !key } else { key };
-        (u128::from(key) << 64) | position as u128
+        Packed64((u128::from(key) << 64) | position as u128)
     }
 
-    fn position(packed: u128) -> usize {
-        (packed & u128::from(u64::MAX)) as usize
+    fn position(packed: Packed64) -> usize {
+        (packed.0 & u128::from(u64::MAX)) as usize
+    }
+
+    fn value(packed: Packed64, descending: bool) -> Option<i64> {
+        let key = (packed.0 >> 64) as u64;
+        Some(element::i64_of_sort_key(if descending {
+            !key
+        } else {
+            key
+        }))
     }
 }
 
 impl SortKey for bool {
-    type Packed = u64;
+    type Packed = Packed32;
 
-    fn pack(self, position: usize, descending: bool) -> u64 {
-        (u64::from(self != descending) << 32) | position as u64
+    fn pack(self, position: usize, descending: bool) -> Packed32 {
+        Packed32((u64::from(self != descending) << 32) | position as u64)
     }
 
-    fn position(packed: u64) -> usize {
-        (packed & 0xFFFF_FFFF) as usize
+    fn position(packed: Packed32) -> usize {
+        (packed.0 & 0xFFFF_FFFF) as usize
+    }
+
+    fn value(packed: Packed32, descending: bool) -> Option<bool> {
+        Some((packed.0 >> 32 == 1) != descending)
     }
 }
 
@@ -136,7 +191,7 @@ fn by_lines<T: SortKey>(
     if keep > 0 {
         let one_long_line = lines < 4 && size >= PARALLEL_THRESHOLD;
         let each = |buffer: &mut Vec<T::Packed>, (line, (values, indices))| {
-            sort_line(line, values, indices, descending, one_long_line, buffer);
+            sort_line(line, values, indices, descending, one_long_line, buffer)
         };
         if data.len() >= PARALLEL_THRESHOLD && !one_long_line {
             data.par_chunks(size)
@@ -145,12 +200,12 @@ fn by_lines<T: SortKey>(
                         .par_chunks_mut(keep)
                         .zip(indices.par_chunks_mut(keep)),
                 )
-                .for_each_init(Vec::new, each);
+                .try_for_each_init(Vec::new, each)?;
         } else {
             let mut buffer = Vec::new();
             data.chunks(size)
                 .zip(values.chunks_mut(keep).zip(indices.chunks_mut(keep)))
-                .for_each(|item| each(&mut buffer, item));
+                .try_for_each(|item| each(&mut buffer, item))?;
         }
     }
     let mut shape: Vec<usize> = order.iter().map(|axis| array.shape()[*axis]).collect();
@@ -168,7 +223,35 @@ fn restored<E: Element>(elements: Vec<E>, shape: &[usize], restore: &[usize]) ->
         .map_err(|error| KernelError::Value(error.to_string()))
 }
 
-/// Sorts one contiguous line into `values` and `indices` (as many as they hold).
+/// Packs each element of `line` with its position into `packed`, in parallel for a long
+/// line; the direction is a constant of each loop, so the loops vectorise.
+fn pack_line<T: SortKey>(
+    line: &[T],
+    packed: &mut Vec<T::Packed>,
+    descending: bool,
+    parallel: bool,
+) {
+    fn packing<T: SortKey, const DESCENDING: bool>(
+        line: &[T],
+        packed: &mut Vec<T::Packed>,
+        parallel: bool,
+    ) {
+        let pack = |(position, value): (usize, &T)| value.pack(position, DESCENDING);
+        if parallel {
+            packed.par_extend(line.par_iter().enumerate().map(pack));
+        } else {
+            packed.extend(line.iter().enumerate().map(pack));
+        }
+    }
+    if descending {
+        packing::<T, true>(line, packed, parallel);
+    } else {
+        packing::<T, false>(line, packed, parallel);
+    }
+}
+
+/// Sorts one contiguous line into `values` and `indices` (as many as they hold); a long
+/// line (`parallel`) is packed, sorted and read back in parallel.
 fn sort_line<T: SortKey>(
     line: &[T],
     values: &mut [T],
@@ -176,13 +259,9 @@ fn sort_line<T: SortKey>(
     descending: bool,
     parallel: bool,
     packed: &mut Vec<T::Packed>,
-) {
+) -> Result<()> {
     packed.clear();
-    packed.extend(
-        line.iter()
-            .enumerate()
-            .map(|(position, value)| value.pack(position, descending)),
-    );
+    pack_line(line, packed, descending, parallel);
     let keep = values.len();
     if keep < packed.len() {
         // The keys are distinct, so the first `keep` after selection are exactly the
@@ -190,16 +269,24 @@ fn sort_line<T: SortKey>(
         packed.select_nth_unstable(keep - 1);
         packed.truncate(keep);
     }
-    if parallel {
-        packed.par_sort_unstable();
+    if parallel && packed.len() >= PARALLEL_THRESHOLD {
+        *packed = radix_sort(std::mem::take(packed))?;
     } else {
         packed.sort_unstable();
     }
-    for ((key, value), index) in packed.iter().zip(values).zip(indices) {
+    let read = |((key, value), index): ((&T::Packed, &mut T), &mut i64)| {
         let position = T::position(*key);
-        *value = line[position];
+        *value = T::value(*key, descending).unwrap_or_else(|| line[position]);
         *index = position as i64;
+    };
+    if parallel {
+        (packed.par_iter().zip(values).zip(indices))
+            .with_min_len(PARALLEL_THRESHOLD)
+            .for_each(read);
+    } else {
+        packed.iter().zip(values).zip(indices).for_each(read);
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::backend::cpu::testing::{assert_same, bools, floats, ints};
+use crate::dtype::DType;
 
 fn sorted(input: &Tensor, dim: usize, descending: bool) -> (Tensor, Tensor) {
     let mut outputs = sort(input, dim, descending).unwrap().into_iter();
@@ -78,7 +79,37 @@ fn empty_and_long_lines() {
     let want_values: Vec<f32> = expected.iter().map(|(_, v)| *v).collect();
     let want_indices: Vec<i64> = expected.iter().map(|(i, _)| *i as i64).collect();
     assert_same(&values, &Tensor::from_vec(&[count], want_values).unwrap());
-    assert_same(&indices, &Tensor::from_vec(&[count], want_indices).unwrap());
+    assert_same(
+        &indices,
+        &Tensor::from_vec(&[count], want_indices.clone()).unwrap(),
+    );
+    // Descending, as integers, as flags: the radix sort of each packed key keeps ties in
+    // the order of their positions.
+    let mut descending = expected.clone();
+    descending.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let integers: Vec<i64> = data.iter().map(|&v| v as i64 - 500).collect();
+    let flags: Vec<bool> = data.iter().map(|&v| v < 300.0).collect();
+    let mut by_flag: Vec<(usize, bool)> = flags.iter().copied().enumerate().collect();
+    by_flag.sort_by_key(|pair| pair.1);
+    let positions = |order: &[(usize, f32)]| order.iter().map(|(i, _)| *i as i64).collect();
+    let cases: [(Tensor, bool, Vec<i64>); 4] = [
+        (long.clone(), true, positions(&descending)),
+        (long.cast(DType::I64), false, want_indices.clone()),
+        (
+            Tensor::from_vec(&[count], integers).unwrap(),
+            false,
+            want_indices,
+        ),
+        (
+            Tensor::from_vec(&[count], flags).unwrap(),
+            false,
+            by_flag.iter().map(|(i, _)| *i as i64).collect(),
+        ),
+    ];
+    for (input, descending, order) in cases {
+        let (_, indices) = sorted(&input, 0, descending);
+        assert_same(&indices, &Tensor::from_vec(&[count], order).unwrap());
+    }
     let rows = Tensor::from_vec(&[count / 16, 16], data).unwrap();
     let (values, _) = sorted(&rows, 1, true);
     let values = values.as_f32().unwrap();
@@ -100,4 +131,50 @@ fn a_long_dim_with_no_lines_sorts_to_nothing_without_scratch() {
     );
     let kept = topk(&empty, 0, 0, true).unwrap();
     assert_eq!(kept[0].shape(), &[0, 0]);
+}
+
+/// A long line's values are read back from their keys where a key has one value, and from
+/// the line where it does not: both zeros keep their signs and `NaN`s their payloads.
+#[test]
+fn a_long_line_keeps_the_bits_of_zeros_and_nans() {
+    let specials = [
+        0.0,
+        -0.0,
+        f32::from_bits(0x7fc0_0001),
+        f32::from_bits(0xffc0_0002),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -f32::MIN_POSITIVE / 8.0,
+        f32::MIN_POSITIVE / 8.0,
+        f32::MAX,
+        f32::MIN,
+    ];
+    let count = 2 * PARALLEL_THRESHOLD + 11;
+    let data: Vec<f32> = (0..count)
+        .map(|i| match i % 3 {
+            0 => specials[i / 3 % specials.len()],
+            _ => ((i * 7919) % 4001) as f32 / 16.0 - 125.0,
+        })
+        .collect();
+    let key = |value: &f32| crate::graph::semantics::sort_key_f32(*value);
+    for descending in [false, true] {
+        let mut expected: Vec<(usize, f32)> = data.iter().copied().enumerate().collect();
+        if descending {
+            expected.sort_by_key(|(_, value)| std::cmp::Reverse(key(value)));
+        } else {
+            expected.sort_by_key(|(_, value)| key(value));
+        }
+        let input = Tensor::from_vec(&[count], data.clone()).unwrap();
+        let (values, indices) = sorted(&input, 0, descending);
+        let bits: Vec<u32> = values
+            .as_f32()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        let want: Vec<u32> = expected.iter().map(|(_, v)| v.to_bits()).collect();
+        assert!(bits == want, "values differ, descending: {descending}");
+        let order: Vec<i64> = expected.iter().map(|(i, _)| *i as i64).collect();
+        assert_same(&indices, &Tensor::from_vec(&[count], order).unwrap());
+    }
 }
