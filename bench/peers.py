@@ -14,7 +14,7 @@ calls), in milliseconds. Data: 10M f32 from a standard normal, a 4096x1024 matri
 softmax (and a 2,500,000x4 one for a softmax over short rows), 1024x1024 and 500x500 matrices and a 4096x4096 matrix with a vector of 4096 for
 matmul, 10,080,000 f32 as rows of 4, 12 and 24 for the row sums and maxima, `cumsum` and
 `diff` of the 10M f32, the 10M f32 repeated by `(abs(x) * 2)` as `i64` counts, and `unique` of the 10M f32 and of `(x * 1000)`
-as `i64`, as the Rust
+and `(x * 1e9)` as `i64`, and the 10M f32 as `i64` for `sort_i64`, as the Rust
 benchmarks use (other random values, the same distribution).
 OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE slow a current NumPy down; unset both
 when measuring (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/peers.py`).
@@ -43,6 +43,8 @@ def numpy_workloads(rng):
     two, one, half, zero = np.float32(2), np.float32(1), np.float32(0.5), np.float32(0)
     counts = (np.abs(x) * two).astype(np.int64)
     thousandths = (x * np.float32(1000)).astype(np.int64)
+    billionths = (x * np.float32(1e9)).astype(np.int64)
+    integers = x.astype(np.int64)
 
     def softmax(m):
         e = np.exp(m - m.max(axis=1, keepdims=True))
@@ -64,9 +66,11 @@ def numpy_workloads(rng):
         "diff": lambda: np.diff(x),
         "repeat_interleave": lambda: np.repeat(x, counts),
         "unique_i64": lambda: np.unique(thousandths),
+        "unique_i64_wide": lambda: np.unique(billionths),
         "unique_f32": lambda: np.unique(x),
         "sort": lambda: np.argsort(x, kind="stable"),
         "argsort": lambda: np.argsort(-x, kind="stable"),
+        "sort_i64": lambda: np.argsort(integers, kind="stable"),
         "topk": lambda: np.argpartition(x, -10)[-10:],
         "sort_rows": lambda: np.argsort(rows, axis=1, kind="stable"),
         **{
@@ -91,6 +95,8 @@ def torch_workloads(generator):
     by_length = {length: flat.reshape(-1, length) for length in (4, 12, 24)}
     counts = (x.abs() * 2.0).long()
     thousandths = (x * 1000.0).long()
+    billionths = (x * 1e9).long()
+    integers = x.long()
     return {
         "chain": lambda: torch.relu(x * 2.0 + 1.0) * x - 0.5,
         "positives": lambda: x[x > 0],
@@ -106,9 +112,11 @@ def torch_workloads(generator):
         "diff": lambda: x.diff(),
         "repeat_interleave": lambda: x.repeat_interleave(counts),
         "unique_i64": lambda: thousandths.unique(),
+        "unique_i64_wide": lambda: billionths.unique(),
         "unique_f32": lambda: x.unique(),
         "sort": lambda: x.sort(),
         "argsort": lambda: x.argsort(descending=True),
+        "sort_i64": lambda: integers.sort(),
         "topk": lambda: x.topk(10),
         "sort_rows": lambda: rows.sort(dim=1),
         **{

@@ -1,7 +1,7 @@
 //! Benchmarks of the CPU kernels on the headline workload: `relu(x * 2.0 + 1.0) * x - 0.5`
 //! and a sum, each over 10,000,000 `f32`, as the interpreter would call them one by one;
 //! the data-dependent kernels (masks, nonzero, index_select, cumsum, diff, repeat_interleave,
-//! unique) on the same input;
+//! unique of integers in a narrow and a wide span, and of floats) on the same input;
 //! row sums and maxima of the same elements laid out as short rows; and a 1024 x 1024
 //! `f32` matrix product.
 
@@ -108,6 +108,8 @@ fn data_dependent(criterion: &mut Criterion) {
     let counts = times(&unary(UnaryOp::Abs, &x).expect("magnitudes"), 2.0);
     // `(x * 1000).to(i64)`: about 8,000 distinct values.
     let thousandths = times(&x, 1000.0);
+    // `(x * 1e9).to(i64)`: nearly all distinct, over a span of about 10^10.
+    let billionths = times(&x, 1e9);
     let mut group = criterion.benchmark_group("f32x10M");
     group
         .sample_size(20)
@@ -143,6 +145,9 @@ fn data_dependent(criterion: &mut Criterion) {
     });
     group.bench_function("unique i64", |bench| {
         bench.iter(|| unique(black_box(&thousandths)));
+    });
+    group.bench_function("unique i64 wide", |bench| {
+        bench.iter(|| unique(black_box(&billionths)));
     });
     group.bench_function("unique f32", |bench| {
         bench.iter(|| unique(black_box(&x)));
