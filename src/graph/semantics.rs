@@ -218,6 +218,17 @@ pub fn sort_key_f32(x: f32) -> u32 {
     if x.is_nan() { u32::MAX } else { bits ^ flip }
 }
 
+/// The `f32` of a key of [`sort_key_f32`], where the key has only one: every number but zero
+/// (whose key is `-0.0`'s too); no `NaN` (whose payloads share a key).
+#[inline]
+pub fn f32_of_sort_key(key: u32) -> Option<f32> {
+    match key {
+        0x8000_0000 | u32::MAX => None,
+        key if key & 0x8000_0000 != 0 => Some(f32::from_bits(key ^ 0x8000_0000)),
+        key => Some(f32::from_bits(!key)),
+    }
+}
+
 /// The order `sort` and `topk` use on `i64`, as an unsigned key.
 #[inline]
 pub fn sort_key_i64(x: i64) -> u64 {
@@ -631,6 +642,22 @@ mod tests {
         assert!(sort_key_i64(i64::MIN) < sort_key_i64(-1));
         assert!(sort_key_i64(-1) < sort_key_i64(0));
         assert!(sort_key_i64(0) < sort_key_i64(i64::MAX));
+        for x in [
+            f32::MIN,
+            -1.5,
+            -f32::MIN_POSITIVE / 4.0,
+            1e-40,
+            2.0,
+            f32::INFINITY,
+        ] {
+            assert_eq!(
+                f32_of_sort_key(sort_key_f32(x)).map(f32::to_bits),
+                Some(x.to_bits())
+            );
+        }
+        for x in [0.0, -0.0, f32::NAN] {
+            assert_eq!(f32_of_sort_key(sort_key_f32(x)), None);
+        }
         for x in [i64::MIN, -1, 0, 1, i64::MAX] {
             assert_eq!(i64_of_sort_key(sort_key_i64(x)), x);
         }

@@ -100,16 +100,9 @@ impl SortKey for f32 {
         (packed.0 & 0xFFFF_FFFF) as usize
     }
 
-    /// Every number but zero (whose key is `-0.0`'s too), and no `NaN` (whose payloads
-    /// share a key).
     fn value(packed: Packed32, descending: bool) -> Option<f32> {
         let key = (packed.0 >> 32) as u32;
-        let key = if descending { !key } else { key };
-        match key {
-            0x8000_0000 | u32::MAX => None,
-            key if key & 0x8000_0000 != 0 => Some(f32::from_bits(key ^ 0x8000_0000)),
-            key => Some(f32::from_bits(!key)),
-        }
+        element::f32_of_sort_key(if descending { !key } else { key })
     }
 }
 
