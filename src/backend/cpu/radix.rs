@@ -1,13 +1,13 @@
 //! A parallel radix sort on bytes, for the long lines of `sort` and the keys of `unique`.
 //!
-//! The keys are counted once, every byte at a time, by parts in parallel. The most
-//! significant byte they do not all share places them into buckets: each part, by its own
-//! thread, into its own places in each bucket, so the placing is stable. Then each bucket is
-//! sorted on the bytes below by stable counting passes, least significant first, buckets in
-//! parallel; a bucket of evenly spread keys is a few hundred kilobytes and stays in the cache.
-//! A byte every key (of a bucket) shares, found by one pass that vectorises, is neither
-//! counted nor placed. A sort by comparisons of 10^7 keys took
-//! three to four times as long, and so did a counting pass per byte over all the keys.
+//! One pass that vectorises (an OR of every key's difference from the first) finds the bytes
+//! in which the keys differ; bytes every key shares are neither counted nor placed. The most
+//! significant differing byte is counted by parts in parallel and places the keys into
+//! buckets: each part, by its own thread, into its own places in each bucket, so the placing
+//! is stable. Then each bucket is sorted on the differing bytes below by stable counting
+//! passes, least significant first, buckets in parallel; a bucket of evenly spread keys is a
+//! few hundred kilobytes and stays in the cache. A sort by comparisons of 10^7 keys took three
+//! to four times as long, and so did a counting pass per byte over all the keys.
 
 use rayon::prelude::*;
 
