@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::compact::split_parts;
 use super::elementwise::PARALLEL_THRESHOLD;
-use super::error::{Result, zeroed_vec};
+use super::error::{Result, scratch_vec, zeroed_vec};
 
 /// Buckets of one digit: a byte.
 const BUCKETS: usize = 1 << 8;
@@ -78,11 +78,28 @@ fn histogram<K: Radix>(keys: &[K], shift: u32) -> [usize; BUCKETS] {
     counts
 }
 
+/// The keys of `values`, ascending: made in parallel and radix sorted when there are many,
+/// sorted by comparisons when few.
+pub(super) fn sorted_keys<T, K>(values: &[T], key: impl Fn(&T) -> K + Send + Sync) -> Result<Vec<K>>
+where
+    T: Sync,
+    K: Radix + Ord,
+{
+    let mut keys = scratch_vec(values.len())?;
+    if values.len() < PARALLEL_THRESHOLD {
+        keys.extend(values.iter().map(key));
+        keys.sort_unstable();
+        return Ok(keys);
+    }
+    keys.par_extend(values.par_iter().map(key));
+    radix_sort(keys)
+}
+
 /// `keys` in ascending order of [`Radix::key`]; equal keys keep their order.
 pub(super) fn radix_sort<K: Radix>(mut keys: Vec<K>) -> Result<Vec<K>> {
     // The most significant byte in which keys differ places them in buckets.
     let bytes = varying_bytes(&keys);
-    let Some((&shift, lower)) = bytes.split_first() else {
+    let Some(&shift) = bytes.first() else {
         return Ok(keys);
     };
     let part = keys.len().div_ceil(4 * rayon::current_num_threads());
@@ -111,7 +128,8 @@ pub(super) fn radix_sort<K: Radix>(mut keys: Vec<K>) -> Result<Vec<K>> {
             next[bucket] += 1;
         }
     });
-    // Each bucket sorted on its lower bytes, the keys' own memory as its scratch.
+    // Each bucket sorted on the bytes in which its keys differ (all below `shift`), the keys'
+    // own memory as its scratch.
     let sizes: Vec<usize> = (0..BUCKETS)
         .map(|bucket| counts.iter().map(|counts| counts[bucket]).sum())
         .collect();
@@ -119,16 +137,15 @@ pub(super) fn radix_sort<K: Radix>(mut keys: Vec<K>) -> Result<Vec<K>> {
     (split_parts(&mut sorted, &sizes, 1)
         .into_par_iter()
         .zip(scratch))
-    .for_each(|(values, scratch)| sort_low_bytes(values, scratch, lower));
+    .for_each(|(values, scratch)| sort_by_counting(values, scratch));
     Ok(sorted)
 }
 
-/// Sorts `keys` by `bytes` (most significant first), least significant first, one stable
-/// counting pass per byte in which they differ; `scratch` has their length.
-fn sort_low_bytes<K: Radix>(keys: &mut [K], scratch: &mut [K], bytes: &[u32]) {
-    let differ = varying_bytes(keys);
+/// Sorts `keys` by one stable counting pass per byte in which they differ, least significant
+/// first; `scratch` has their length.
+fn sort_by_counting<K: Radix>(keys: &mut [K], scratch: &mut [K]) {
     let mut in_keys = true;
-    for &shift in bytes.iter().rev().filter(|shift| differ.contains(shift)) {
+    for shift in varying_bytes(keys).into_iter().rev() {
         let (from, to): (&[K], &mut [K]) = if in_keys {
             (keys, scratch)
         } else {

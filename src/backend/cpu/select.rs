@@ -5,8 +5,7 @@ use std::cmp::Ordering;
 
 use ndarray::{ArcArray, IxDyn};
 use rayon::iter::{
-    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator, ParallelExtend, ParallelIterator,
+    IndexedParallelIterator, IntoParallelIterator, IntoParallelRefMutIterator, ParallelIterator,
 };
 use rayon::slice::{ParallelSlice, ParallelSliceMut};
 
@@ -19,7 +18,7 @@ use super::error::{
     resized, scratch_vec, zeroed_vec,
 };
 use super::gather::index_values;
-use super::radix::radix_sort;
+use super::radix::sorted_keys;
 use super::shape::reshape;
 use super::take::{as_slice, standard};
 use super::tensor::{Element, Tensor, with_array};
@@ -415,32 +414,14 @@ fn nan_last<T: Element>(a: &T, b: &T) -> Ordering {
 /// are sorted as integers whose order is the floats' ([`float_key`]): sorted with a
 /// comparison of floats that puts `NaN`s last, 10^7 of them took three times as long.
 fn distinct_floats(values: &[f32]) -> Result<Vec<f32>> {
-    let mut keys = scratch_vec(values.len())?;
-    let parallel = values.len() >= PARALLEL_THRESHOLD;
-    if parallel {
-        keys.par_extend(values.par_iter().map(|&value| float_key(value)));
-    } else {
-        keys.extend(values.iter().map(|&value| float_key(value)));
-    }
-    let mut keys = if parallel {
-        radix_sort(keys)?
-    } else {
-        keys.sort_unstable();
-        keys
-    };
+    let mut keys = sorted_keys(values, |&value| float_key(value))?;
     // Equal floats are merged as keys: equal keys but `NaN`'s (no `NaN` equals another), and
     // `0.0` into the `-0.0` just below it.
     keys.dedup_by(|key, kept| {
         (*key == *kept && *key != u32::MAX) || (*kept == float_key(-0.0) && *key == float_key(0.0))
     });
-    let float = |key: &mut u32| *key = float_of_key(*key).to_bits();
-    if parallel {
-        keys.par_iter_mut()
-            .with_min_len(PARALLEL_THRESHOLD)
-            .for_each(float);
-    } else {
-        keys.iter_mut().for_each(float);
-    }
+    (keys.par_iter_mut().with_min_len(PARALLEL_THRESHOLD))
+        .for_each(|key| *key = float_of_key(*key).to_bits());
     Ok(keys.into_iter().map(f32::from_bits).collect())
 }
 
@@ -448,20 +429,7 @@ fn distinct_floats(values: &[f32]) -> Result<Vec<f32>> {
 /// a radix sort when there are many (10^7 nearly all distinct took 180 ms by comparisons,
 /// 85 to 95 ms so).
 fn distinct_integers(values: &[i64]) -> Result<Vec<i64>> {
-    let mut keys = scratch_vec(values.len())?;
-    let key = |&value: &i64| element::sort_key_i64(value);
-    let parallel = values.len() >= PARALLEL_THRESHOLD;
-    if parallel {
-        keys.par_extend(values.par_iter().map(key));
-    } else {
-        keys.extend(values.iter().map(key));
-    }
-    let mut keys = if parallel {
-        radix_sort(keys)?
-    } else {
-        keys.sort_unstable();
-        keys
-    };
+    let mut keys = sorted_keys(values, |&value| element::sort_key_i64(value))?;
     keys.dedup();
     Ok(keys.into_iter().map(element::i64_of_sort_key).collect())
 }
