@@ -241,6 +241,7 @@ fn products_with_b_packed_ahead_match_the_reference_on_every_route() {
         let transposed = matrix(columns, rows, seed);
         transposed.reversed_axes()
     };
+    const { assert!(NR - 4 > FEW_ROWS) };
     let cases = [
         (matrix(5, 0, 1), matrix(0, 7, 2), Route::Empty),
         (
@@ -253,15 +254,16 @@ fn products_with_b_packed_ahead_match_the_reference_on_every_route() {
             column_major(37, 3, 6),
             Route::Narrow { transposed: true },
         ),
+        // Fewer columns than a tile is wide, but too many for the unpacked route.
         (
             matrix(100, 50, 7),
-            matrix(50, 20, 8),
+            matrix(50, NR - 4, 8),
             Route::Packed { transposed: true },
         ),
         // Two spans of depth blocks and two blocks of columns: only the first span of the
         // first column block is packed ahead.
         (
-            matrix(MR + 1, SPAN * KC + 76, 9),
+            matrix(MR.max(FEW_ROWS) + 1, SPAN * KC + 76, 9),
             matrix(SPAN * KC + 76, NC + 6, 10),
             Route::Packed { transposed: false },
         ),
