@@ -3,6 +3,7 @@
 //! wherever it runs.
 
 use crate::graph::fused::{Domain, FusedKernel};
+use crate::graph::op::BinaryOp;
 use crate::graph::semantics::Fault;
 use crate::graph::shape::Dim;
 use thiserror::Error;
@@ -85,6 +86,14 @@ impl From<Fault> for KernelError {
 }
 
 impl KernelError {
+    /// The error of integer `op` at an element it could not compute.
+    pub fn fault_of(op: BinaryOp) -> KernelError {
+        Fault::of(op).map_or_else(
+            || KernelError::Internal(format!("`{}` reported a fault it cannot raise", op.name())),
+            KernelError::from,
+        )
+    }
+
     /// The error as a diagnostic at the operation that raised it (eagerly or in a graph).
     pub fn diagnostic(&self, span: Span) -> Diagnostic {
         if let KernelError::InMember { error, .. } = self {

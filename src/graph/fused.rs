@@ -14,6 +14,7 @@
 //! follows the instructions in order computes exactly what the unfused operations compute.
 
 use super::op::{BinaryOp, IndexSpec, Op, ReduceOp, UnaryOp};
+use super::semantics::Fault;
 use super::shape::{Dim, Meta};
 use crate::diag::Frame;
 use crate::dtype::DType;
@@ -241,11 +242,17 @@ impl Instr {
 
     pub fn is_fallible(&self) -> bool {
         match self.kind {
-            InstrKind::Binary(BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow, ..) => {
-                self.dtype == DType::I64
-            }
+            InstrKind::Binary(op, ..) => self.dtype == DType::I64 && Fault::of(op).is_some(),
             InstrKind::Reduce(op, _) => op.needs_elements(),
-            _ => false,
+            InstrKind::Input(_)
+            | InstrKind::Int(_)
+            | InstrKind::Float(_)
+            | InstrKind::Bool(_)
+            | InstrKind::Unary(..)
+            | InstrKind::Cast(_)
+            | InstrKind::Where(..)
+            | InstrKind::Keep(..)
+            | InstrKind::Position(_) => false,
         }
     }
 

@@ -11,6 +11,7 @@
 use std::fmt;
 
 use super::op::{BinaryOp, IndexSpec, Op};
+use super::semantics::Fault;
 use super::shape::{Dim, Meta};
 use crate::diag::{Code, Frame};
 use crate::dtype::DType;
@@ -243,7 +244,7 @@ impl Node {
             .first()
             .is_some_and(|meta| meta.dtype == DType::I64);
         match op {
-            Op::Binary(BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow) => integer,
+            Op::Binary(op) => integer && Fault::of(*op).is_some(),
             Op::Reduce { op, .. } => op.needs_elements(),
             Op::Index { items } => items
                 .iter()
@@ -256,7 +257,6 @@ impl Node {
             Op::Full { .. }
             | Op::Arange { .. }
             | Op::Randn { .. }
-            | Op::Binary(_)
             | Op::Unary(_)
             | Op::Cast(_)
             | Op::Where

@@ -106,10 +106,25 @@ impl BinaryOp {
     }
 
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-        )
+        match self {
+            BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge => true,
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::FloorDiv
+            | BinaryOp::Rem
+            | BinaryOp::Pow
+            | BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::Maximum
+            | BinaryOp::Minimum => false,
+        }
     }
 }
 
@@ -166,15 +181,30 @@ impl UnaryOp {
 
     /// Whether the result is a `bool` for every input dtype (`not`, `isnan`, `isinf`).
     pub fn is_predicate(self) -> bool {
-        matches!(self, UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsInf)
+        match self {
+            UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsInf => true,
+            UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Exp
+            | UnaryOp::Log
+            | UnaryOp::Sqrt
+            | UnaryOp::Relu
+            | UnaryOp::Sigmoid
+            | UnaryOp::Tanh => false,
+        }
     }
 
     /// Whether the operation computes in floating point (ints and bools become `f32`).
     pub fn is_float_function(self) -> bool {
-        matches!(
-            self,
-            UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Sigmoid | UnaryOp::Tanh
-        )
+        match self {
+            UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Sigmoid | UnaryOp::Tanh => true,
+            UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Relu
+            | UnaryOp::Not
+            | UnaryOp::IsNan
+            | UnaryOp::IsInf => false,
+        }
     }
 }
 
@@ -222,10 +252,12 @@ impl ReduceOp {
 
     /// Whether the reduction is undefined on an empty extent (there is no identity).
     pub fn needs_elements(self) -> bool {
-        matches!(
-            self,
-            ReduceOp::Max | ReduceOp::Min | ReduceOp::Argmax | ReduceOp::Argmin
-        )
+        match self {
+            ReduceOp::Max | ReduceOp::Min | ReduceOp::Argmax | ReduceOp::Argmin => true,
+            ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Prod | ReduceOp::All | ReduceOp::Any => {
+                false
+            }
+        }
     }
 }
 
@@ -503,18 +535,6 @@ impl Op {
             | Op::MatMul => Ok(()),
             Op::Fused(kernel) => Arc::make_mut(kernel).try_for_each_dim(visit),
         }
-    }
-
-    /// Whether the size of some output depends on tensor data (a fresh unbacked size when traced).
-    pub fn is_data_dependent(&self) -> bool {
-        matches!(
-            self,
-            Op::Nonzero
-                | Op::MaskedSelect
-                | Op::RepeatInterleave { .. }
-                | Op::RepeatIndices
-                | Op::Unique
-        ) || matches!(self, Op::Index { items } if items.iter().any(|item| matches!(item, IndexSpec::Mask { .. })))
     }
 }
 

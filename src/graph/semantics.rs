@@ -28,11 +28,25 @@ pub enum Fault {
 }
 
 impl Fault {
-    /// The fault a fallible integer operation raises.
-    pub fn of(op: BinaryOp) -> Fault {
+    /// The fault an integer operation can raise, if it can raise one.
+    pub fn of(op: BinaryOp) -> Option<Fault> {
         match op {
-            BinaryOp::Pow => Fault::NegativePower,
-            _ => Fault::DivisionByZero,
+            BinaryOp::FloorDiv | BinaryOp::Rem => Some(Fault::DivisionByZero),
+            BinaryOp::Pow => Some(Fault::NegativePower),
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge
+            | BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::Maximum
+            | BinaryOp::Minimum => None,
         }
     }
 }
@@ -630,8 +644,10 @@ mod tests {
         assert_eq!(pow_i64(3, 4), Some(81));
         assert_eq!(pow_i64(2, 64), Some(0));
         assert_eq!(pow_i64(2, -1), None);
-        assert_eq!(Fault::of(BinaryOp::Pow), Fault::NegativePower);
-        assert_eq!(Fault::of(BinaryOp::Rem), Fault::DivisionByZero);
+        assert_eq!(Fault::of(BinaryOp::Pow), Some(Fault::NegativePower));
+        assert_eq!(Fault::of(BinaryOp::Rem), Some(Fault::DivisionByZero));
+        assert_eq!(Fault::of(BinaryOp::FloorDiv), Some(Fault::DivisionByZero));
+        assert_eq!(Fault::of(BinaryOp::Div), None);
     }
 
     #[test]

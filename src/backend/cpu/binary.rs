@@ -15,7 +15,7 @@ use super::error::{KernelError, Result};
 use super::tensor::{Element, Tensor};
 use crate::dtype::DType;
 pub use crate::graph::op::BinaryOp;
-use crate::graph::semantics::{self as element, Fault};
+use crate::graph::semantics as element;
 use crate::graph::shape::binary_dtype;
 
 /// The dtype an operation computes in: its result dtype (the shared rule in `graph::shape`),
@@ -128,7 +128,7 @@ fn fallible(
         })
     })?;
     if fault.into_inner() {
-        Err(KernelError::from(Fault::of(op)))
+        Err(KernelError::fault_of(op))
     } else {
         Ok(out)
     }

@@ -31,7 +31,10 @@ pub fn unary_owned(op: UnaryOp, input: Tensor) -> Result<Tensor> {
             element::float_predicate!(
                 op,
                 |f| Tensor::from(map(&array.view(), f)),
-                unreachable!("only isnan and isinf reach here")
+                return Err(KernelError::Internal(format!(
+                    "`{}` is not a float predicate",
+                    op.name()
+                )))
             )
         }
         (UnaryOp::IsNan | UnaryOp::IsInf, other) => {

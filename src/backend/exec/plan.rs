@@ -99,7 +99,11 @@ impl Plan {
                     next_site = else_plan.site_end;
                     (false, Some(Box::new([then_plan, else_plan])))
                 }
-                _ => (false, None),
+                NodeKind::Constant { .. }
+                | NodeKind::Item
+                | NodeKind::Assert { .. }
+                | NodeKind::DeviceAssert { .. }
+                | NodeKind::Print { .. } => (false, None),
             };
             steps.push(Step {
                 slot: first,
@@ -175,7 +179,11 @@ fn last_uses(
                 &message.0[..]
             }
             NodeKind::Print { line } => &line.0[..],
-            _ => &[],
+            NodeKind::Input { .. }
+            | NodeKind::Constant { .. }
+            | NodeKind::Op(_)
+            | NodeKind::Item
+            | NodeKind::Cond { .. } => &[],
         };
         for part in parts {
             if let Part::Scalar(value) | Part::Tensor(value) = part {

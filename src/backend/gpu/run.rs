@@ -123,7 +123,8 @@ impl Gpu {
                 let output = outputs.first().ok_or_else(|| arity(op))?;
                 one(self.matmul(input()?, second(op, &inputs)?, &sizes(&output.shape)?)?)
             }
-            Op::Fused(_) => unreachable!("fused kernels return above"),
+            // Taken before the output sizes are inferred, above.
+            Op::Fused(kernel) => self.elementwise(kernel, &inputs, true),
         }
     }
 

@@ -114,7 +114,10 @@ fn node_needs(node: &Node, expressions: &mut Vec<ExprId>, value: &mut dyn FnMut(
         }
         NodeKind::DeviceAssert { message, .. } => parts_need(&message.0, expressions, value),
         NodeKind::Print { line } => parts_need(&line.0, expressions, value),
-        _ => {}
+        NodeKind::Input { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Item
+        | NodeKind::Cond { .. } => {}
     }
 }
 

@@ -16,7 +16,11 @@ pub fn for_each_use(graph: &mut Graph, f: &mut impl FnMut(&mut ValueRef)) {
                 &mut message.0
             }
             NodeKind::Print { line } => &mut line.0,
-            _ => continue,
+            NodeKind::Input { .. }
+            | NodeKind::Constant { .. }
+            | NodeKind::Op(_)
+            | NodeKind::Item
+            | NodeKind::Cond { .. } => continue,
         };
         for_each_part(parts, f);
     }

@@ -53,7 +53,9 @@ fn broadcast_pair(x: Dim, y: Dim, a: &[Dim], b: &[Dim], sizes: &mut dyn Sizes) -
 pub fn binary_dtype(op: BinaryOp, a: DType, b: DType) -> RuleResult<DType> {
     let promoted = a.promote(b);
     Ok(match op {
-        _ if op.is_comparison() => DType::Bool,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            DType::Bool
+        }
         BinaryOp::Div => DType::F32,
         BinaryOp::And | BinaryOp::Or => {
             if promoted == DType::F32 {
@@ -67,8 +69,18 @@ pub fn binary_dtype(op: BinaryOp, a: DType, b: DType) -> RuleResult<DType> {
         }
         BinaryOp::Maximum | BinaryOp::Minimum => promoted,
         // Arithmetic on two bools counts in integers.
-        _ if promoted == DType::Bool => DType::I64,
-        _ => promoted,
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::FloorDiv
+        | BinaryOp::Rem
+        | BinaryOp::Pow => {
+            if promoted == DType::Bool {
+                DType::I64
+            } else {
+                promoted
+            }
+        }
     })
 }
 
@@ -80,13 +92,15 @@ pub fn binary(op: BinaryOp, a: &Meta, b: &Meta, sizes: &mut dyn Sizes) -> RuleRe
 /// The dtype a unary operation produces.
 pub fn unary_dtype(op: UnaryOp, input: DType) -> RuleResult<DType> {
     Ok(match op {
-        _ if op.is_predicate() => DType::Bool,
+        UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsInf => DType::Bool,
         UnaryOp::Neg if input == DType::Bool => {
             return Err(RuleError::type_error("cannot negate a bool tensor")
                 .with_help("use `not x` for logical negation"));
         }
-        _ if op.is_float_function() => DType::F32,
-        _ => input,
+        UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Sigmoid | UnaryOp::Tanh => {
+            DType::F32
+        }
+        UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu => input,
     })
 }
 
@@ -97,7 +111,7 @@ pub fn unary(op: UnaryOp, x: &Meta) -> RuleResult<Meta> {
 /// `where(cond, a, b)`.
 pub fn where_(inputs: &[Meta], sizes: &mut dyn Sizes) -> RuleResult<Meta> {
     let [condition, a, b] = inputs else {
-        unreachable!("where has three operands")
+        return Err(RuleError::value("where() takes a condition and two values"));
     };
     if condition.dtype != DType::Bool {
         return Err(RuleError::type_error(format!(

@@ -16,7 +16,7 @@ pub fn reduce_dtype(op: ReduceOp, input: DType) -> RuleResult<DType> {
         }
         ReduceOp::Argmax | ReduceOp::Argmin => DType::I64,
         ReduceOp::All | ReduceOp::Any => DType::Bool,
-        _ => input,
+        ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Mean | ReduceOp::Max | ReduceOp::Min => input,
     })
 }
 

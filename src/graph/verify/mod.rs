@@ -119,7 +119,10 @@ fn node_expressions(node: &Node) -> Vec<ExprId> {
         }
         NodeKind::DeviceAssert { message, .. } => template_expressions(&message.0, &mut dim),
         NodeKind::Print { line } => template_expressions(&line.0, &mut dim),
-        _ => {}
+        NodeKind::Input { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Item
+        | NodeKind::Cond { .. } => {}
     }
     needed
 }
@@ -201,7 +204,11 @@ fn check_kind(graph: &Graph, node: &Node, bound: &HashSet<SymbolId>) -> Result<(
             }
             Ok(())
         }
-        _ => Ok(()),
+        NodeKind::Input { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Item
+        | NodeKind::Assert { .. }
+        | NodeKind::Print { .. } => Ok(()),
     }
 }
 

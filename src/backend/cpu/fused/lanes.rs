@@ -10,7 +10,7 @@ use super::layout::Operand;
 use super::slot::{Lane, Segment, Side, Slot, State, View};
 use crate::dtype::{DType, Scalar};
 use crate::graph::op::{BinaryOp, ReduceOp};
-use crate::graph::semantics::{self as element, Fault};
+use crate::graph::semantics as element;
 
 fn map1<A: Lane, O: Lane>(a: Side<'_, A>, out: &mut Slot, f: impl Fn(A) -> O) -> State {
     match a {
@@ -119,7 +119,7 @@ fn fallible(
         })
     });
     if faulted {
-        Err(KernelError::from(Fault::of(op)))
+        Err(KernelError::fault_of(op))
     } else {
         Ok(state)
     }

@@ -299,24 +299,35 @@ fn binary(
         (DType::Bool, BinaryOp::Or | BinaryOp::Maximum) => format!("{a} || {b}"),
         // Lavapipe's float `!=` is ordered (NaN != x is false): negate `==` instead.
         (DType::F32, BinaryOp::Ne) => format!("!({a} == {b})"),
-        (DType::Bool, op) if op.is_comparison() => {
-            let symbol = comparison(op);
+        (DType::Bool, op) if let Some(symbol) = comparison(op) => {
             format!("select(0u, 1u, {a}) {symbol} select(0u, 1u, {b})")
         }
-        (_, op) if op.is_comparison() => format!("{a} {} {b}", comparison(op)),
+        (_, op) if let Some(symbol) = comparison(op) => format!("{a} {symbol} {b}"),
         (dtype, op) => return Err(format!("no {} on {dtype}", op.name())),
     })
 }
 
-fn comparison(op: BinaryOp) -> &'static str {
-    match op {
+/// The WGSL operator of a comparison; `None` for the other operations.
+fn comparison(op: BinaryOp) -> Option<&'static str> {
+    Some(match op {
         BinaryOp::Eq => "==",
         BinaryOp::Ne => "!=",
         BinaryOp::Lt => "<",
         BinaryOp::Le => "<=",
         BinaryOp::Gt => ">",
-        _ => ">=",
-    }
+        BinaryOp::Ge => ">=",
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Rem
+        | BinaryOp::Pow
+        | BinaryOp::And
+        | BinaryOp::Or
+        | BinaryOp::Maximum
+        | BinaryOp::Minimum => return None,
+    })
 }
 
 fn cast(module: &mut Module, from: DType, to: DType, a: &str) -> Result<String, String> {

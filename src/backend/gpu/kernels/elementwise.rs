@@ -11,7 +11,6 @@ use crate::backend::gpu::tensor::Tensor;
 use crate::backend::gpu::{Gpu, stored_size};
 use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{Domain, FusedKernel, FusedOutput, Instr, InstrKind, Member, OutputKind};
-use crate::graph::op::BinaryOp;
 use crate::graph::semantics::Fault;
 use crate::graph::shape::{Dim, Meta};
 
@@ -114,15 +113,13 @@ impl Gpu {
     fn fault_slots(&self, kernel: &FusedKernel, fused: bool) -> Result<Vec<u32>, KernelError> {
         let mut slots = Vec::new();
         for instr in &kernel.body {
-            let InstrKind::Binary(op @ (BinaryOp::FloorDiv | BinaryOp::Rem | BinaryOp::Pow), ..) =
-                instr.kind
-            else {
+            let InstrKind::Binary(op, ..) = instr.kind else {
                 continue;
             };
-            if instr.dtype != DType::I64 {
+            let Some(fault) = Fault::of(op).filter(|_| instr.dtype == DType::I64) else {
                 continue;
-            }
-            let error = KernelError::from(Fault::of(op));
+            };
+            let error = KernelError::from(fault);
             let report = if fused {
                 Report::InMember {
                     member: instr.member,
