@@ -307,27 +307,9 @@ fn binary(
     })
 }
 
-/// The WGSL operator of a comparison; `None` for the other operations.
+/// The WGSL operator of a comparison (written as in TSL); `None` for the other operations.
 fn comparison(op: BinaryOp) -> Option<&'static str> {
-    Some(match op {
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-        BinaryOp::Add
-        | BinaryOp::Sub
-        | BinaryOp::Mul
-        | BinaryOp::Div
-        | BinaryOp::FloorDiv
-        | BinaryOp::Rem
-        | BinaryOp::Pow
-        | BinaryOp::And
-        | BinaryOp::Or
-        | BinaryOp::Maximum
-        | BinaryOp::Minimum => return None,
-    })
+    op.is_comparison().then(|| op.symbol())
 }
 
 fn cast(module: &mut Module, from: DType, to: DType, a: &str) -> Result<String, String> {
