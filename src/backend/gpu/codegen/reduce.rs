@@ -1,6 +1,9 @@
-//! Reductions: one workgroup per lane. Each invocation folds the lane's elements it owns
-//! (strided by the workgroup size, in increasing order), then the workgroup combines the
-//! partial results in a fixed tree, so results do not vary from run to run.
+//! Reductions: a lane is folded by `width` invocations of one workgroup (a power of two, up to
+//! the workgroup size; a workgroup folds `256 / width` lanes side by side). Each invocation
+//! folds the lane's elements it owns (strided by `width`, in increasing order), then the
+//! lane's invocations combine their partial results in a fixed tree, so results do not vary
+//! from run to run. The width is a parameter, chosen per call from the lane length: short
+//! lanes take few invocations each, without a pipeline per size.
 //!
 //! A lane may be cut into chunks, each reduced by its own workgroup into a partial result
 //! (for `argmax`/`argmin`, with the index of its best element); a second pass reduces the
@@ -29,7 +32,8 @@ pub struct ReduceSpec {
 
 /// Words: `Count` lanes × chunks, `Value(0)` lane length, `Value(1)` chunks per lane,
 /// `Value(2)` chunk length, `Value(3)` lane stride in the input, `Value(4)` element stride,
-/// `Value(5)` the divisor of `mean` (f32 bits).
+/// `Value(5)` the divisor of `mean` (f32 bits), `Value(6)` invocations per lane (a power of
+/// two dividing the workgroup size).
 pub fn reduce(spec: &ReduceSpec) -> Wgsl {
     let fold = Fold::of(spec.op, spec.input);
     let mut module = Module::new();
@@ -66,6 +70,7 @@ pub fn reduce(spec: &ReduceSpec) -> Wgsl {
         String::new()
     };
     let out_offset = module.param(Param::Offset(2));
+    let width = module.param(Param::Value(6));
     let size = super::workgroup_size();
     let ty = fold.ty;
     let value = fold.convert.replace("{}", "values[at]");
@@ -82,31 +87,32 @@ pub fn reduce(spec: &ReduceSpec) -> Wgsl {
          fn pick(a: {ty}, a_index: u32, b: {ty}, b_index: u32) -> u32 {{ {pick} }}\n\
          @compute @workgroup_size({size})\n\
          fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{\n\
-         \x20   let row = wid.x + wid.y * nwg.x;\n\
-         \x20   if (row >= {count}) {{ return; }}\n\
+         \x20   let k = lid % {width};\n\
+         \x20   let row = (wid.x + wid.y * nwg.x) * ({size}u / {width}) + lid / {width};\n\
+         \x20   let valid = row < {count};\n\
          \x20   let lane = row / {chunks};\n\
          \x20   let first = (row % {chunks}) * {chunk};\n\
-         \x20   let last = min(first + {chunk}, {length});\n\
+         \x20   let last = select(first, min(first + {chunk}, {length}), valid);\n\
          \x20   var best: {ty} = {identity};\n\
          \x20   var best_index = 0xffffffffu;\n\
-         \x20   var j = first + lid;\n\
+         \x20   var j = first + k;\n\
          \x20   loop {{\n\
          \x20       if (j >= last) {{ break; }}\n\
          \x20       let at = {offset} + lane * {lane_stride} + j * {stride};\n\
          \x20       let v: {ty} = {value};\n\
-         \x20       let p = {position};\n\
-         \x20       let chosen = pick(best, best_index, v, p);\n\
-         \x20       best = combine(best, best_index, v, p);\n\
+         \x20       let place = {position};\n\
+         \x20       let chosen = pick(best, best_index, v, place);\n\
+         \x20       best = combine(best, best_index, v, place);\n\
          \x20       best_index = chosen;\n\
-         \x20       j = j + {size}u;\n\
+         \x20       j = j + {width};\n\
          \x20   }}\n\
          \x20   shared_values[lid] = best;\n\
          \x20   shared_indices[lid] = best_index;\n\
          \x20   workgroupBarrier();\n\
-         \x20   var half = {half}u;\n\
+         \x20   var half = {width} / 2u;\n\
          \x20   loop {{\n\
          \x20       if (half == 0u) {{ break; }}\n\
-         \x20       if (lid < half) {{\n\
+         \x20       if (k < half) {{\n\
          \x20           let a = shared_values[lid];\n\
          \x20           let a_index = shared_indices[lid];\n\
          \x20           let b = shared_values[lid + half];\n\
@@ -117,17 +123,16 @@ pub fn reduce(spec: &ReduceSpec) -> Wgsl {
          \x20       workgroupBarrier();\n\
          \x20       half = half / 2u;\n\
          \x20   }}\n\
-         \x20   if (lid == 0u) {{\n",
+         \x20   if (valid && k == 0u) {{\n",
         pick = fold.pick,
         identity = fold.identity,
-        half = size / 2,
     );
     if write_values {
         let result = if spec.last && spec.op == ReduceOp::Mean {
             let divisor = module.param(Param::Value(5));
-            format!("shared_values[0] / bitcast<f32>({divisor})")
+            format!("shared_values[lid] / bitcast<f32>({divisor})")
         } else {
-            "shared_values[0]".to_string()
+            "shared_values[lid]".to_string()
         };
         let stored = if spec.last && fold.result == DType::Bool {
             format!("select(0u, 1u, {result} != 0u)")
@@ -139,7 +144,7 @@ pub fn reduce(spec: &ReduceSpec) -> Wgsl {
     if arg {
         let _ = writeln!(
             body,
-            "        out_indices[{out_offset} + row] = i64(shared_indices[0]);"
+            "        out_indices[{out_offset} + row] = i64(shared_indices[lid]);"
         );
     }
     body.push_str("    }\n}\n");

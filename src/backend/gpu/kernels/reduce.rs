@@ -1,9 +1,12 @@
 //! Reductions over dims: the kept dims become lanes, the reduced dims their elements. Long
 //! lanes of few rows are cut into chunks reduced in parallel, then their partial results.
+//! Short lanes share a workgroup: each takes the fewest invocations (a power of two) that
+//! hold one element each, so many rows of a few elements do not leave nearly every
+//! invocation idle.
 
 use super::super::Gpu;
-use super::super::codegen::Param;
 use super::super::codegen::reduce::{ReduceSpec, reduce};
+use super::super::codegen::{Param, workgroup_size};
 use super::super::tensor::Tensor;
 use super::super::views;
 use crate::backend::error::KernelError;
@@ -133,22 +136,31 @@ impl Gpu {
                     .ok_or_else(|| KernelError::Internal("a reduction lost a buffer".into()))?,
             );
         }
+        let lanes = pass.rows * pass.chunks;
+        let size = workgroup_size() as usize;
+        let width = pass.chunk.next_power_of_two().min(size);
         let (source_offset, index_offset) = (source.offset, indices.map_or(0, |t| t.offset));
         let mut value = |param: Param| -> Result<u32, KernelError> {
             Ok(match param {
-                Param::Count => (pass.rows * pass.chunks) as u32,
+                Param::Count => lanes as u32,
                 Param::Value(0) => pass.length as u32,
                 Param::Value(1) => pass.chunks as u32,
                 Param::Value(2) => pass.chunk as u32,
                 Param::Value(3) => pass.lane_stride as u32,
                 Param::Value(4) => pass.stride as u32,
                 Param::Value(5) => pass.divisor.to_bits(),
+                Param::Value(6) => width as u32,
                 Param::Offset(0) => source_offset as u32,
                 Param::Offset(1) => index_offset as u32,
                 _ => 0,
             })
         };
-        self.launch(&wgsl, buffers, (pass.rows * pass.chunks) as u64, &mut value)
+        self.launch(
+            &wgsl,
+            buffers,
+            lanes.div_ceil(size / width) as u64,
+            &mut value,
+        )
     }
 }
 
