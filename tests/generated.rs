@@ -31,7 +31,8 @@
 //! print their results in full; `TSL_PROGRAMS_LARGE` runs a campaign's programs that way. On
 //! the GPU their floats need only agree within `LARGE_GPU_TOLERANCE`, and a campaign still
 //! meets results that depend on the order of additions: an `argmin` among values equal but
-//! for rounding, a product that is `inf` in one order and `nan` (`inf * 0`) in another.
+//! for rounding, a product that is `inf` or `0.0` in one order and `nan` (`inf * 0`) in another
+//! (docs/language.md, the GPU's tolerances).
 
 #[path = "generated/arithmetic.rs"]
 mod arithmetic;
