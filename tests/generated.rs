@@ -32,7 +32,9 @@
 //! the GPU their floats need only agree within `LARGE_GPU_TOLERANCE`, and a campaign still
 //! meets results that depend on the order of additions: an `argmin` among values equal but
 //! for rounding, a product that is `inf` or `0.0` in one order and `nan` (`inf * 0`) in another
-//! (docs/language.md, the GPU's tolerances).
+//! (docs/language.md, the GPU's tolerances), and a mask such as `t[t > 0.0]` over a softmax
+//! whose `exp` underflows to a subnormal on the CPU and to `0.0` on a device that flushes
+//! subnormals, which keeps one more element on the CPU.
 
 #[path = "generated/arithmetic.rs"]
 mod arithmetic;
