@@ -30,11 +30,11 @@
 //! up to 2,049 x 129 halves, at sizes around the GPU's workgroups and past a CPU block, and
 //! print their results in full; `TSL_PROGRAMS_LARGE` runs a campaign's programs that way. On
 //! the GPU their floats need only agree within `LARGE_GPU_TOLERANCE`, and a campaign still
-//! meets results that depend on the order of additions: an `argmin` among values equal but
-//! for rounding, a product that is `inf` or `0.0` in one order and `nan` (`inf * 0`) in another
-//! (docs/language.md, the GPU's tolerances), and a mask such as `t[t > 0.0]` over a softmax
-//! whose `exp` underflows to a subnormal on the CPU and to `0.0` on a device that flushes
-//! subnormals, which keeps one more element on the CPU.
+//! meets results that depend on the order of operations or on rounding: an `argmin` among
+//! values equal but for rounding, a product that is `inf` or `0.0` in one order and `nan`
+//! (`inf * 0`) in another (docs/language.md, the GPU's tolerances), and a mask such as
+//! `t[t > 0.0]` over a softmax whose `exp` underflows to a subnormal on the CPU and to `0.0`
+//! on a device that flushes subnormals, which keeps one more element on the CPU.
 
 #[path = "generated/arithmetic.rs"]
 mod arithmetic;
