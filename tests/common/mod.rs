@@ -424,7 +424,14 @@ fn floats_agree(x: f64, y: f64, tolerance: Tolerance) -> bool {
         return x.is_nan() && y.is_nan();
     }
     if x.is_infinite() || y.is_infinite() {
-        return x == y;
+        // Host arithmetic on a float read from data runs in `f64` eagerly and in `f32` in a
+        // graph (docs/language.md, "When a trace fails"): a result past `f32`'s range is an
+        // infinity compiled. Only host arithmetic gives a finite value out of that range.
+        let beyond_f32 = |value: f64| value.is_finite() && value.abs() > f64::from(f32::MAX);
+        let overflowed = |finite: f64, infinite: f64| {
+            beyond_f32(finite) && infinite.is_infinite() && finite.signum() == infinite.signum()
+        };
+        return x == y || overflowed(x, y) || overflowed(y, x);
     }
     if x == 0.0 && y == 0.0 {
         return x.is_sign_negative() == y.is_sign_negative();
@@ -484,15 +491,32 @@ enum Token<'t> {
     Float(f64),
 }
 
-/// Splits a line into text and numbers (a number with `.` or an exponent is a float).
+/// Splits a line into text and numbers (a number with `.` or an exponent is a float, and so
+/// is the word `inf`).
 fn tokens(line: &str) -> Vec<Token<'_>> {
     let bytes = line.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut tokens = Vec::new();
     let mut at = 0;
     let mut text_start = 0;
     while at < bytes.len() {
-        let starts_number = bytes[at].is_ascii_digit()
-            && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_'));
+        let after_word = at > 0 && word(bytes[at - 1]);
+        let infinity = !after_word
+            && bytes[at..].starts_with(b"inf")
+            && bytes.get(at + 3).is_none_or(|&c| !word(c));
+        if infinity {
+            let negative = at > 0 && bytes[at - 1] == b'-';
+            let start = if negative { at - 1 } else { at };
+            if text_start < start {
+                tokens.push(Token::Text(&line[text_start..start]));
+            }
+            let sign = if negative { -1.0 } else { 1.0 };
+            tokens.push(Token::Float(sign * f64::INFINITY));
+            at += 3;
+            text_start = at;
+            continue;
+        }
+        let starts_number = bytes[at].is_ascii_digit() && !after_word;
         if !starts_number {
             at += 1;
             continue;

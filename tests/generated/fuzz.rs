@@ -82,9 +82,10 @@ struct Source {
 
 /// Files not mutated: most of their mutants are one edit away from a documented difference,
 /// and a campaign found little else in them while they buried its other findings. The first
-/// is arithmetic on a float read from data near the limits of `f32` (`t * 1e30`, `t - 1e30`),
-/// which the graph computes in `f32` and eager code in `f64` (docs/language.md, "When a trace
-/// fails"); the others, arithmetic on a size from data that overflows, which the graph
+/// is arithmetic on a float read from data near the limits of `f32` (`t - 1e30`), which the
+/// graph computes in `f32` and eager code in `f64` (docs/language.md, "When a trace fails"):
+/// the comparison forgives a result past `f32`'s range (an infinity compiled), not the digits
+/// a difference loses; the others, arithmetic on a size from data that overflows, which the graph
 /// computes where the value is used, so a mutant that moves or drops the use moves or drops
 /// the error, and a comparison the reasoner decides without computing it (`u ** 64 > -1`)
 /// does not fail at all (docs/language.md, "Numbers").
