@@ -4,7 +4,8 @@
 //!
 //! Eager against compiled: every suite program and example that uses `@compile` runs both
 //! ways and must print the same lines (integers and booleans exactly, floats within 1e-5
-//! relative) and stop at the same error. Programs whose compiled run legitimately differs
+//! relative, an eager value past `f32`'s range against an infinity of its sign compiled) and
+//! stop at the same error. Programs whose compiled run legitimately differs
 //! (they ask `is_compiling()`, use `guard_or_*`/`known_true`, or show a trace-only
 //! diagnostic) say so with a `# eager-differs: REASON` comment.
 
