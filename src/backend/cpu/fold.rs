@@ -386,6 +386,16 @@ impl Fold<i64> for SumI64 {
     }
 }
 
+impl RowFold<i64> for SumI64 {
+    /// Wrapping additions combine rows into vector lanes as the float sum's do.
+    const ACROSS_ROWS: usize = 8;
+
+    #[inline]
+    fn row<const L: usize>(row: &[i64; L]) -> i64 {
+        row.iter().fold(0, |total, &x| total.wrapping_add(x))
+    }
+}
+
 /// A wrapping integer product.
 pub(crate) struct ProdI64(i64);
 
@@ -403,6 +413,16 @@ impl Fold<i64> for ProdI64 {
     }
     fn finish(self) -> i64 {
         self.0
+    }
+}
+
+impl RowFold<i64> for ProdI64 {
+    /// As the integer sum's.
+    const ACROSS_ROWS: usize = 8;
+
+    #[inline]
+    fn row<const L: usize>(row: &[i64; L]) -> i64 {
+        row.iter().fold(1, |product, &x| product.wrapping_mul(x))
     }
 }
 
@@ -473,6 +493,17 @@ impl Fold<bool> for All {
     }
 }
 
+impl RowFold<bool> for All {
+    const ACROSS_ROWS: usize = 8;
+
+    /// Every flag of the row and-ed without stopping at the first false one, so the row
+    /// is straight code (the same answer as [`Fold::of`], which may stop early).
+    #[inline]
+    fn row<const L: usize>(row: &[bool; L]) -> bool {
+        row.iter().fold(true, |all, &x| all & x)
+    }
+}
+
 /// Whether some element is true.
 #[derive(Default)]
 pub(crate) struct Any(bool);
@@ -483,6 +514,16 @@ impl Fold<bool> for Any {
     }
     fn finish(self) -> bool {
         self.0
+    }
+}
+
+impl RowFold<bool> for Any {
+    const ACROSS_ROWS: usize = 8;
+
+    /// As [`All`]'s row, or-ed.
+    #[inline]
+    fn row<const L: usize>(row: &[bool; L]) -> bool {
+        row.iter().fold(false, |any, &x| any | x)
     }
 }
 
@@ -659,9 +700,23 @@ mod tests {
         let ints: Vec<i64> = (0..2000).map(|i| (i * 7919) % 2001 - 1000).collect();
         rows_agree::<i64, Best<i64, true>>(&ints, |x| x as u64);
         rows_agree::<i64, Best<i64, false>>(&ints, |x| x as u64);
+        // Large enough that sums and products wrap.
+        let wide: Vec<i64> = ints
+            .iter()
+            .map(|&x| x.wrapping_mul(0x0123_4567_89ab))
+            .collect();
+        for values in [&ints, &wide] {
+            rows_agree::<i64, SumI64>(values, |x| x as u64);
+            rows_agree::<i64, ProdI64>(values, |x| x as u64);
+        }
         let flags: Vec<bool> = (0..2000).map(|i| i % 13 == 0).collect();
-        rows_agree::<bool, Best<bool, true>>(&flags, u64::from);
-        rows_agree::<bool, Best<bool, false>>(&flags, u64::from);
+        let mostly: Vec<bool> = flags.iter().map(|&x| !x).collect();
+        for flags in [&flags, &mostly] {
+            rows_agree::<bool, Best<bool, true>>(flags, u64::from);
+            rows_agree::<bool, Best<bool, false>>(flags, u64::from);
+            rows_agree::<bool, All>(flags, u64::from);
+            rows_agree::<bool, Any>(flags, u64::from);
+        }
     }
 
     #[test]

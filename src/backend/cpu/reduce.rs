@@ -35,8 +35,8 @@ pub fn reduce(
         ReduceOp::Argmax | ReduceOp::Argmin => with_array!(input, array => {
             lanes_map(array, &plan, |lane| arg_best(lane, op == ReduceOp::Argmax).unwrap_or(0) as i64)
         }),
-        ReduceOp::All => lanes_map(&input.to_array::<bool>()?, &plan, all),
-        ReduceOp::Any => lanes_map(&input.to_array::<bool>()?, &plan, any),
+        ReduceOp::All => rows_map::<bool, All>(&input.to_array::<bool>()?, &plan, |x| x),
+        ReduceOp::Any => rows_map::<bool, Any>(&input.to_array::<bool>()?, &plan, |x| x),
     }
 }
 
@@ -116,8 +116,8 @@ fn arithmetic(op: ReduceOp, input: &Tensor, plan: &Plan) -> Result<Tensor> {
             let count = plan.reduced as f32;
             rows_map::<f32, SumF32>(array, plan, |total| total / count)
         }
-        (ReduceOp::Sum, _) => lanes_map(&input.to_array::<i64>()?, plan, sum_integer),
-        (ReduceOp::Prod, _) => lanes_map(&input.to_array::<i64>()?, plan, product_integer),
+        (ReduceOp::Sum, _) => rows_map::<i64, SumI64>(&input.to_array::<i64>()?, plan, |x| x),
+        (ReduceOp::Prod, _) => rows_map::<i64, ProdI64>(&input.to_array::<i64>()?, plan, |x| x),
         _ => Err(KernelError::Type(format!(
             "{} is not defined here",
             op.name()
@@ -217,22 +217,6 @@ fn lanes<'a, T: Element>(
     standard
         .into_shape_with_order((plan.kept, plan.reduced))
         .map_err(|error| KernelError::Shape(error.to_string()))
-}
-
-fn sum_integer(values: &[i64]) -> i64 {
-    fold_lane::<i64, SumI64>(values)
-}
-
-fn product_integer(values: &[i64]) -> i64 {
-    fold_lane::<i64, ProdI64>(values)
-}
-
-fn all(values: &[bool]) -> bool {
-    fold_lane::<bool, All>(values)
-}
-
-fn any(values: &[bool]) -> bool {
-    fold_lane::<bool, Any>(values)
 }
 
 /// The index of the first largest (or smallest) element, where the first `NaN` wins.

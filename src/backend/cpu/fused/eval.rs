@@ -550,17 +550,22 @@ impl Context<'_> {
                 format_shape(self.shape)
             )));
         }
-        // Float rows fold straight into the slot's buffer, with code made for short rows.
+        // Rows whose result has their elements' type fold straight into the slot's buffer,
+        // with code made for short rows.
         let length = input.segment.len / rows.max(1);
-        if rows > 1
-            && length > 0
-            && (input.slot.dtype, slot.dtype) == (DType::F32, DType::F32)
-            && let Side::Slice(values) = input.side::<f32>()
-        {
-            let out = f32::buffer(slot);
-            out.clear();
-            out.resize(rows, 0.0);
-            if lanes::reduce_rows_f32(op, values, length, out).is_some() {
+        if rows > 1 && length > 0 && input.slot.dtype == slot.dtype {
+            let folded = match slot.dtype {
+                DType::F32 => fold_rows_into(input, slot, rows, |values, out| {
+                    lanes::reduce_rows_f32(op, values, length, out)
+                }),
+                DType::I64 => fold_rows_into(input, slot, rows, |values, out| {
+                    lanes::reduce_rows_i64(op, values, length, out)
+                }),
+                DType::Bool => fold_rows_into(input, slot, rows, |values, out| {
+                    lanes::reduce_rows_bool(op, values, length, out)
+                }),
+            };
+            if folded {
                 return Ok(State::Buffer);
             }
         }
@@ -611,6 +616,24 @@ fn repeat_each<T: Lane>(source: &Slot, rows: usize, length: usize, target: &mut 
 /// Each of `values` `LENGTH` times, appended to `buffer`.
 fn repeat_rows<T: Copy, const LENGTH: usize>(values: &[T], buffer: &mut Vec<T>) {
     buffer.extend(values.iter().flat_map(|&value| [value; LENGTH]));
+}
+
+/// Folds the `rows` rows of `input` into the slot's buffer of the same type with `fold`
+/// (one of the `reduce_rows_*` of [`lanes`]); whether it could (the input is a slice and
+/// `fold` takes the reduction).
+fn fold_rows_into<T: Lane>(
+    input: &View<'_>,
+    slot: &mut Slot,
+    rows: usize,
+    fold: impl FnOnce(&[T], &mut [T]) -> Option<()>,
+) -> bool {
+    let Side::Slice(values) = input.side::<T>() else {
+        return false;
+    };
+    let out = T::buffer(slot);
+    out.clear();
+    out.resize(rows, T::default());
+    fold(values, out).is_some()
 }
 
 /// Folds each of `rows` rows of `input` (the values of a segment of whole rows) into the

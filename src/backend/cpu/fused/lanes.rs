@@ -237,6 +237,26 @@ pub(crate) fn reduce_rows_f32(
     Some(())
 }
 
+/// [`reduce_i64`] of each consecutive row of `length` elements, as [`reduce_rows_f32`] (`None`
+/// for the reductions whose result is not an `i64`).
+pub(crate) fn reduce_rows_i64(
+    op: ReduceOp,
+    values: &[i64],
+    length: usize,
+    out: &mut [i64],
+) -> Option<()> {
+    match op {
+        ReduceOp::Sum => fold_rows::<i64, SumI64>(values, length, out),
+        ReduceOp::Prod => fold_rows::<i64, ProdI64>(values, length, out),
+        ReduceOp::Max => fold_rows::<i64, Best<i64, true>>(values, length, out),
+        ReduceOp::Min => fold_rows::<i64, Best<i64, false>>(values, length, out),
+        ReduceOp::Mean | ReduceOp::Argmax | ReduceOp::Argmin | ReduceOp::All | ReduceOp::Any => {
+            return None;
+        }
+    }
+    Some(())
+}
+
 pub(crate) fn reduce_i64(op: ReduceOp, values: &[i64]) -> Scalar {
     Scalar::Int(match op {
         ReduceOp::Sum => fold_lane::<i64, SumI64>(values),
@@ -257,6 +277,26 @@ pub(crate) fn reduce_bool(op: ReduceOp, values: &[bool]) -> Scalar {
             false
         }
     })
+}
+
+/// [`reduce_bool`] of each consecutive row of `length` elements, as [`reduce_rows_f32`]
+/// (`None` for the reductions whose result is not a `bool`).
+pub(crate) fn reduce_rows_bool(
+    op: ReduceOp,
+    values: &[bool],
+    length: usize,
+    out: &mut [bool],
+) -> Option<()> {
+    match op {
+        ReduceOp::All => fold_rows::<bool, All>(values, length, out),
+        ReduceOp::Any => fold_rows::<bool, Any>(values, length, out),
+        ReduceOp::Max => fold_rows::<bool, Best<bool, true>>(values, length, out),
+        ReduceOp::Min => fold_rows::<bool, Best<bool, false>>(values, length, out),
+        ReduceOp::Sum | ReduceOp::Mean | ReduceOp::Prod | ReduceOp::Argmax | ReduceOp::Argmin => {
+            return None;
+        }
+    }
+    Some(())
 }
 
 /// Writes a slot's value for a segment into an output chunk at `offset`, `len` elements
