@@ -32,6 +32,7 @@ def numpy_workloads(rng):
     x = rng.standard_normal(10_000_000).astype(np.float32)
     rows = rng.standard_normal((4096, 1024)).astype(np.float32)
     short_rows = rng.standard_normal((2_500_000, 4)).astype(np.float32)
+    short_ints = (short_rows * np.float32(3)).astype(np.int64)
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
     b = rng.standard_normal((1024, 1024)).astype(np.float32)
     c = rng.standard_normal((500, 500)).astype(np.float32)
@@ -56,6 +57,10 @@ def numpy_workloads(rng):
         "pipeline": lambda: (x[np.nonzero(x > 0)[0]] * two).sum(),
         "softmax": lambda: softmax(rows),
         "softmax_short": lambda: softmax(short_rows),
+        "flags": lambda: ((short_rows > 2).any(axis=1), (short_rows != 0).all(axis=1)),
+        "scaled": lambda: np.where(
+            short_ints > 0, short_ints * short_ints.sum(axis=1, keepdims=True), -short_ints
+        ),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,
@@ -85,6 +90,7 @@ def torch_workloads(generator):
     x = torch.randn(10_000_000, generator=generator)
     rows = torch.randn(4096, 1024, generator=generator)
     short_rows = torch.randn(2_500_000, 4, generator=generator)
+    short_ints = (short_rows * 3.0).long()
     a = torch.randn(1024, 1024, generator=generator)
     b = torch.randn(1024, 1024, generator=generator)
     c = torch.randn(500, 500, generator=generator)
@@ -103,6 +109,10 @@ def torch_workloads(generator):
         "pipeline": lambda: (x.index_select(0, torch.nonzero(x > 0).squeeze(1)) * 2.0).sum(),
         "softmax": lambda: torch.softmax(rows, dim=1),
         "softmax_short": lambda: torch.softmax(short_rows, dim=1),
+        "flags": lambda: ((short_rows > 2).any(dim=1), (short_rows != 0).all(dim=1)),
+        "scaled": lambda: torch.where(
+            short_ints > 0, short_ints * short_ints.sum(dim=1, keepdim=True), -short_ints
+        ),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,

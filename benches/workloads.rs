@@ -1,7 +1,7 @@
 //! The workloads of BENCHMARKS.md ("Compiled code against NumPy and PyTorch"), each run as an
 //! eager TSL function and as a compiled one, on the same data as `bench/peers.py` uses for
 //! NumPy and PyTorch: 10M f32 from a standard normal, a 4096×1024 matrix for the row
-//! softmax (and a 2,500,000×4 one for a softmax over short rows), and 1024×1024 and 500×500 matrices for matmul (500 rows end in a tile of 8 rows,
+//! softmax (and a 2,500,000×4 one for a softmax, flags and an integer `where` over short rows), and 1024×1024 and 500×500 matrices for matmul (500 rows end in a tile of 8 rows,
 //! which the 1024-row product never runs), and a 4096×4096 matrix times a vector of 4096 on
 //! either side.
 //!
@@ -16,6 +16,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use tsl::backend::{Native, cpu};
+use tsl::dtype::{DType, Scalar};
 use tsl::eval::{Interpreter, Options, Status, TensorValue, Value};
 
 /// Each workload twice: `NAME` compiled and `NAME_eager`.
@@ -43,6 +44,14 @@ fn softmax_eager(x) {
 }
 
 @compile
+fn flags(x) { return [(x > 2.0).any(1), (x != 0.0).all(1)] }
+fn flags_eager(x) { return [(x > 2.0).any(1), (x != 0.0).all(1)] }
+
+@compile
+fn scaled(k) { return where(k > 0, k * k.sum(1, keepdim = true), -k) }
+fn scaled_eager(k) { return where(k > 0, k * k.sum(1, keepdim = true), -k) }
+
+@compile
 fn total(x) { return x.sum() }
 fn total_eager(x) { return x.sum() }
 
@@ -51,10 +60,13 @@ fn product(a, b) { return a @ b }
 fn product_eager(a, b) { return a @ b }
 ";
 
-fn normal(shape: &[usize], seed: u64) -> Value {
+fn normal_tensor(shape: &[usize], seed: u64) -> cpu::Tensor {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let tensor = cpu::randn(shape, &mut rng).expect("the benchmark data fits");
-    Value::Tensor(TensorValue::new(tensor))
+    cpu::randn(shape, &mut rng).expect("the benchmark data fits")
+}
+
+fn normal(shape: &[usize], seed: u64) -> Value {
+    Value::Tensor(TensorValue::new(normal_tensor(shape, seed)))
 }
 
 fn workloads(c: &mut Criterion) {
@@ -66,10 +78,19 @@ fn workloads(c: &mut Criterion) {
     let x = normal(&[10_000_000], 0);
     let rows = normal(&[4096, 1024], 1);
     let short_rows = normal(&[2_500_000, 4], 8);
+    // The short rows times three, as integers.
+    let short_ints = cpu::binary(
+        cpu::BinaryOp::Mul,
+        &normal_tensor(&[2_500_000, 4], 8),
+        &cpu::Tensor::scalar(Scalar::Float(3.0)),
+    )
+    .expect("the benchmark data fits")
+    .cast(DType::I64);
+    let short_ints = Value::Tensor(TensorValue::new(short_ints));
     let (a, b) = (normal(&[1024, 1024], 2), normal(&[1024, 1024], 3));
     let (small_a, small_b) = (normal(&[500, 500], 4), normal(&[500, 500], 5));
     let (big, vector) = (normal(&[4096, 4096], 6), normal(&[4096], 7));
-    let cases: [(&str, &str, Vec<Value>); 10] = [
+    let cases: [(&str, &str, Vec<Value>); 12] = [
         (
             "chain",
             "relu(x * 2.0 + 1.0) * x - 0.5, 10M f32",
@@ -82,7 +103,21 @@ fn workloads(c: &mut Criterion) {
             vec![x.clone()],
         ),
         ("softmax", "row softmax, 4096x1024 f32", vec![rows]),
-        ("softmax", "row softmax, 2500000x4 f32", vec![short_rows]),
+        (
+            "softmax",
+            "row softmax, 2500000x4 f32",
+            vec![short_rows.clone()],
+        ),
+        (
+            "flags",
+            "any and all over rows, 2500000x4 f32",
+            vec![short_rows],
+        ),
+        (
+            "scaled",
+            "where(k > 0, k * row sum, -k), 2500000x4 i64",
+            vec![short_ints],
+        ),
         ("total", "x.sum(), 10M f32", vec![x.clone()]),
         ("product", "matmul 1024x1024 f32", vec![a, b]),
         ("product", "matmul 500x500 f32", vec![small_a, small_b]),
