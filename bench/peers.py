@@ -46,6 +46,7 @@ def numpy_workloads(rng):
     thousandths = (x * np.float32(1000)).astype(np.int64)
     billionths = (x * np.float32(1e9)).astype(np.int64)
     integers = x.astype(np.int64)
+    millionths = (x * np.float32(1e6)).astype(np.int64)
 
     def softmax(m):
         e = np.exp(m - m.max(axis=1, keepdims=True))
@@ -61,6 +62,7 @@ def numpy_workloads(rng):
         "scaled": lambda: np.where(
             short_ints > 0, short_ints * short_ints.sum(axis=1, keepdims=True), -short_ints
         ),
+        "divide": lambda: (millionths % 7, millionths // 1000),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,
@@ -103,6 +105,7 @@ def torch_workloads(generator):
     thousandths = (x * 1000.0).long()
     billionths = (x * 1e9).long()
     integers = x.long()
+    millionths = (x * 1e6).long()
     return {
         "chain": lambda: torch.relu(x * 2.0 + 1.0) * x - 0.5,
         "positives": lambda: x[x > 0],
@@ -113,6 +116,7 @@ def torch_workloads(generator):
         "scaled": lambda: torch.where(
             short_ints > 0, short_ints * short_ints.sum(dim=1, keepdim=True), -short_ints
         ),
+        "divide": lambda: (millionths % 7, millionths // 1000),
         "sum": lambda: x.sum(),
         "matmul": lambda: a @ b,
         "matmul500": lambda: c @ d,

@@ -1,14 +1,16 @@
 //! The workloads of BENCHMARKS.md ("Compiled code against NumPy and PyTorch"), each run as an
 //! eager TSL function and as a compiled one, on the same data as `bench/peers.py` uses for
-//! NumPy and PyTorch: 10M f32 from a standard normal, a 4096×1024 matrix for the row
-//! softmax (and a 2,500,000×4 one for a softmax, flags and an integer `where` over short rows), and 1024×1024 and 500×500 matrices for matmul (500 rows end in a tile of 8 rows,
-//! which the 1024-row product never runs), and a 4096×4096 matrix times a vector of 4096 on
-//! either side.
+//! NumPy and PyTorch: 10M f32 from a standard normal (and those times a million as i64 for
+//! `%` and `//`), a 4096×1024 matrix for the row softmax (and a 2,500,000×4 one for a
+//! softmax, flags and an integer `where` over short rows), and 1024×1024 and 500×500
+//! matrices for matmul (500 rows end in a tile of 8 rows, which the 1024-row product never
+//! runs), and a 4096×4096 matrix times a vector of 4096 on either side.
 //!
 //! The chain runs once more with its fused kernel interpreted rather than compiled to machine
 //! code, to measure what the compiled loop gains.
 //!
-//! `cargo bench --bench workloads` (add a filter on the printed names, such as `-- softmax`, to run some).
+//! `cargo bench --bench workloads` (add a filter on the printed names, such as `-- softmax`,
+//! to run some).
 
 mod support;
 
@@ -52,6 +54,10 @@ fn scaled(k) { return where(k > 0, k * k.sum(1, keepdim = true), -k) }
 fn scaled_eager(k) { return where(k > 0, k * k.sum(1, keepdim = true), -k) }
 
 @compile
+fn divide(k) { return [k % 7, k // 1000] }
+fn divide_eager(k) { return [k % 7, k // 1000] }
+
+@compile
 fn total(x) { return x.sum() }
 fn total_eager(x) { return x.sum() }
 
@@ -87,10 +93,19 @@ fn workloads(c: &mut Criterion) {
     .expect("the benchmark data fits")
     .cast(DType::I64);
     let short_ints = Value::Tensor(TensorValue::new(short_ints));
+    // The 10M values times a million, as integers.
+    let millionths = cpu::binary(
+        cpu::BinaryOp::Mul,
+        &normal_tensor(&[10_000_000], 0),
+        &cpu::Tensor::scalar(Scalar::Float(1e6)),
+    )
+    .expect("the benchmark data fits")
+    .cast(DType::I64);
+    let millionths = Value::Tensor(TensorValue::new(millionths));
     let (a, b) = (normal(&[1024, 1024], 2), normal(&[1024, 1024], 3));
     let (small_a, small_b) = (normal(&[500, 500], 4), normal(&[500, 500], 5));
     let (big, vector) = (normal(&[4096, 4096], 6), normal(&[4096], 7));
-    let cases: [(&str, &str, Vec<Value>); 12] = [
+    let cases: [(&str, &str, Vec<Value>); 13] = [
         (
             "chain",
             "relu(x * 2.0 + 1.0) * x - 0.5, 10M f32",
@@ -118,6 +133,7 @@ fn workloads(c: &mut Criterion) {
             "where(k > 0, k * row sum, -k), 2500000x4 i64",
             vec![short_ints],
         ),
+        ("divide", "[k % 7, k // 1000], 10M i64", vec![millionths]),
         ("total", "x.sum(), 10M f32", vec![x.clone()]),
         ("product", "matmul 1024x1024 f32", vec![a, b]),
         ("product", "matmul 500x500 f32", vec![small_a, small_b]),

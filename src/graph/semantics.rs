@@ -202,6 +202,9 @@ pub fn remainder_i64(a: i64, b: i64) -> Option<i64> {
     })
 }
 
+mod divide;
+pub use divide::divide_into;
+
 /// `base ** exponent` by squaring, wrapping on overflow, or `None` for a negative exponent.
 #[inline]
 pub fn pow_i64(mut base: i64, mut exponent: i64) -> Option<i64> {

@@ -8,11 +8,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ndarray::{ArcArray, ArrayViewD, IxDyn};
+use ndarray::{ArcArray, ArrayD, ArrayViewD, IxDyn};
+use rayon::prelude::*;
 
-use super::elementwise::{zip_map, zip_map_reusing};
+use super::elementwise::{PARALLEL_THRESHOLD, zip_map, zip_map_reusing};
 use super::error::{KernelError, Result};
 use super::tensor::{Element, Tensor};
+use crate::backend::memory::reserve_values;
 use crate::dtype::DType;
 pub use crate::graph::op::BinaryOp;
 use crate::graph::semantics as element;
@@ -105,6 +107,9 @@ fn float_arithmetic(op: BinaryOp, operands: Operands<f32>) -> Result<Tensor> {
 }
 
 fn integer_arithmetic(op: BinaryOp, operands: Operands<i64>) -> Result<Tensor> {
+    if let Some(result) = by_one_divisor(op, &operands) {
+        return result;
+    }
     element::int_binary!(
         op,
         |f| values(operands, f),
@@ -132,6 +137,51 @@ fn fallible(
     } else {
         Ok(out)
     }
+}
+
+/// `//` and `%` of a tensor laid out in order by one non-zero value, runs of values at a
+/// time ([`element::divide_into`]); `None` for the other cases, which take the per-element
+/// path (a zero divisor among them, which it reports).
+fn by_one_divisor(op: BinaryOp, operands: &Operands<i64>) -> Option<Result<Tensor>> {
+    let remainder = match op {
+        BinaryOp::Rem => true,
+        BinaryOp::FloorDiv => false,
+        _ => return None,
+    };
+    let divisor = *operands
+        .right
+        .first()
+        .filter(|_| operands.right.ndim() == 0)?;
+    let values = operands.left.as_slice()?;
+    if divisor == 0 {
+        return None;
+    }
+    if let Err(error) = reserve_values::<i64>(values.len()) {
+        return Some(Err(error));
+    }
+    let mut out = vec![0; values.len()];
+    let divide = |(values, out): (&[i64], &mut [i64])| {
+        if remainder {
+            element::divide_into::<true>(values, divisor, out)
+        } else {
+            element::divide_into::<false>(values, divisor, out)
+        }
+    };
+    if values.len() >= PARALLEL_THRESHOLD {
+        values
+            .par_chunks(PARALLEL_THRESHOLD)
+            .zip(out.par_chunks_mut(PARALLEL_THRESHOLD))
+            .for_each(|pair| {
+                divide(pair);
+            });
+    } else {
+        divide((values, &mut out));
+    }
+    Some(
+        ArrayD::from_shape_vec(operands.left.raw_dim(), out)
+            .map(Tensor::from)
+            .map_err(|error| KernelError::Shape(error.to_string())),
+    )
 }
 
 fn logical(op: BinaryOp, operands: Operands<bool>) -> Result<Tensor> {

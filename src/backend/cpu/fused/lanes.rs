@@ -111,6 +111,21 @@ fn fallible(
     out: &mut Slot,
     g: impl Fn(i64, i64) -> Option<i64>,
 ) -> Result<State, KernelError> {
+    // By one non-zero divisor, runs of values at a time.
+    if let (Side::Slice(values), Side::Splat(divisor)) = (a.side::<i64>(), b.side::<i64>())
+        && divisor != 0
+        && matches!(op, BinaryOp::Rem | BinaryOp::FloorDiv)
+    {
+        let buffer = i64::buffer(out);
+        buffer.clear();
+        buffer.resize(values.len(), 0);
+        if op == BinaryOp::Rem {
+            element::divide_into::<true>(values, divisor, buffer);
+        } else {
+            element::divide_into::<false>(values, divisor, buffer);
+        }
+        return Ok(State::Buffer);
+    }
     let mut faulted = false;
     let state = map2(a.side::<i64>(), b.side::<i64>(), out, |x, y| {
         g(x, y).unwrap_or_else(|| {
