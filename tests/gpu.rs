@@ -193,7 +193,8 @@ on_every_device!(
     gather,
     compact,
     matmul,
-    sort
+    sort,
+    divide_by_one
 );
 
 #[test]

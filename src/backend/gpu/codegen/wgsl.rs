@@ -64,11 +64,15 @@ pub fn i64_literal(value: i64) -> String {
     }
 }
 
-/// A host scalar rebuilt from its two parameter words.
+/// A host scalar rebuilt from its two parameter words. The low word is widened through
+/// `i32` and masked: `i64(low)` of a `u32` sign-extended on the Vulkan drivers tested (an
+/// operand of 2^31 read as -2^31).
 pub fn scalar_from_words(dtype: DType, low: &str, high: &str) -> String {
     match dtype {
         DType::F32 => format!("bitcast<f32>({low})"),
-        DType::I64 => format!("((i64(bitcast<i32>({high})) << 32u) | i64({low}))"),
+        DType::I64 => format!(
+            "((i64(bitcast<i32>({high})) << 32u) | (i64(bitcast<i32>({low})) & 4294967295li))"
+        ),
         DType::Bool => format!("({low} != 0u)"),
     }
 }
