@@ -8,9 +8,11 @@ use rand::seq::IndexedRandom;
 
 use super::{DType, Generator, Var};
 
-/// Integer constants: small ones of both signs, zero rarely (a division by it fails), and
-/// large ones whose products wrap.
-const INTEGERS: [&str; 9] = [
+/// Integer constants: small ones of both signs, zero rarely (a division by it fails), large
+/// ones whose products wrap, and ones whose low 32-bit word is 2^31 or more under a high
+/// word that is not all ones (a device rebuilding a scalar from two words must not
+/// sign-extend the low one).
+const INTEGERS: [&str; 12] = [
     "2",
     "3",
     "-2",
@@ -20,6 +22,9 @@ const INTEGERS: [&str; 9] = [
     "-1",
     "4611686018427387904",
     "-9223372036854775807",
+    "2147483648",
+    "9007199254740991",
+    "-6442450944",
 ];
 
 impl Generator {
