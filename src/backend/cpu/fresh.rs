@@ -1,28 +1,114 @@
-//! A vector written in parallel pieces straight into fresh memory.
+//! Vectors written in pieces straight into fresh memory.
 //!
 //! A kernel's output is written once. Zero-filling it first would cost a whole extra pass
-//! over memory; collecting pieces by value through rayon costs two copies of each piece
-//! (out of the worker's scratch, then into place). Here each worker writes its piece's
-//! values straight into the vector's reserved capacity, through a [`Piece`] that can only
-//! append values and fills whatever its writer left out with the default, so every element
-//! is written exactly once before the vector takes its length.
+//! over memory (the allocator fills reused memory it hands out zeroed); collecting pieces
+//! by value through rayon costs two copies of each piece (out of the worker's scratch, then
+//! into place). Here the output is a [`Fresh`] vector: its reserved capacity is cut into
+//! [`Piece`]s, each written by one worker that can only append values, and a piece
+//! completes whatever its writer left out with the default when it is dropped. The vector
+//! takes its length once the pieces of its last cut have all completed; if some never
+//! did (a piece leaked with `mem::forget`), every value is first overwritten with the
+//! default, so no value is ever read unwritten.
 //!
-//! `Vec::set_len` is the one `unsafe` call, and this wrapper is its only caller: the
+//! `Vec::set_len` is the one `unsafe` call, and [`Fresh::finish`] is its only caller: the
 //! standard library offers no safe way to take the length of capacity written through
 //! `MaybeUninit`.
 
 use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-/// Where one piece of the output is written: appended to from its start, and completed
-/// with `T::default()` where its writer stopped short.
-pub(crate) struct Piece<'p, T> {
-    slots: &'p mut [MaybeUninit<T>],
-    written: usize,
+use super::error::{Result, scratch_vec};
+
+/// A vector of a known length whose values are written through [`Piece`]s.
+pub(crate) struct Fresh<T> {
+    values: Vec<T>,
+    len: usize,
+    /// How many values the pieces of the last cut have completed.
+    completed: AtomicUsize,
 }
 
-impl<T: Copy + Default> Piece<'_, T> {
+impl<T: Copy + Default> Fresh<T> {
+    /// Room for `len` values, or `OutOfMemory` when the machine cannot provide it now.
+    pub fn new(len: usize) -> Result<Fresh<T>> {
+        Ok(Fresh {
+            values: scratch_vec(len)?,
+            len,
+            completed: AtomicUsize::new(0),
+        })
+    }
+
+    /// Room for `len` values, for kernels whose results were reserved before they ran.
+    fn reserved(len: usize) -> Fresh<T> {
+        Fresh {
+            values: Vec::with_capacity(len),
+            len,
+            completed: AtomicUsize::new(0),
+        }
+    }
+
+    /// The vector's slots, forgetting what earlier pieces completed (their borrows have
+    /// ended, and slots they wrote stay written).
+    fn slots(&mut self) -> (&mut [MaybeUninit<T>], &AtomicUsize) {
+        self.completed = AtomicUsize::new(0);
+        (
+            &mut self.values.spare_capacity_mut()[..self.len],
+            &self.completed,
+        )
+    }
+
+    /// The vector cut into consecutive pieces of `lens` values (each as many as are left
+    /// past the ones before it).
+    pub fn pieces(&mut self, lens: &[usize]) -> Vec<Piece<'_, T>> {
+        let (mut rest, completed) = self.slots();
+        lens.iter()
+            .map(|&len| {
+                let len = len.min(rest.len());
+                let (slots, tail) = std::mem::take(&mut rest).split_at_mut(len);
+                rest = tail;
+                Piece::new(slots, completed)
+            })
+            .collect()
+    }
+
+    /// The written vector.
+    pub fn finish(mut self) -> Vec<T> {
+        let len = self.len;
+        if *self.completed.get_mut() != len {
+            for slot in &mut self.values.spare_capacity_mut()[..len] {
+                slot.write(T::default());
+            }
+        }
+        // SAFETY: the first `len` slots of the capacity are written: either the pieces of
+        // the last cut, disjoint parts of those slots, completed `len` values between them
+        // (each counts its own values once, when it is dropped, after writing every one),
+        // or every slot was written just above.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.values.set_len(self.len);
+        }
+        self.values
+    }
+}
+
+/// Where one piece of a [`Fresh`] vector is written: appended to from its start, and
+/// completed with `T::default()` where its writer stopped short when it is dropped.
+pub(crate) struct Piece<'p, T: Copy + Default> {
+    slots: &'p mut [MaybeUninit<T>],
+    written: usize,
+    completed: &'p AtomicUsize,
+}
+
+impl<'p, T: Copy + Default> Piece<'p, T> {
+    fn new(slots: &'p mut [MaybeUninit<T>], completed: &'p AtomicUsize) -> Piece<'p, T> {
+        Piece {
+            slots,
+            written: 0,
+            completed,
+        }
+    }
+
     /// How many values the piece holds.
     pub fn len(&self) -> usize {
         self.slots.len()
@@ -52,10 +138,13 @@ impl<T: Copy + Default> Piece<'_, T> {
         }
         self.written += take;
     }
+}
 
-    /// Fills what was not written with the default.
-    fn complete(&mut self) {
+impl<T: Copy + Default> Drop for Piece<'_, T> {
+    fn drop(&mut self) {
         self.repeat(T::default(), self.slots.len() - self.written);
+        self.completed
+            .fetch_add(self.slots.len(), Ordering::Relaxed);
     }
 }
 
@@ -72,25 +161,16 @@ pub(crate) fn par_pieces<T, W>(
 where
     T: Copy + Default + Send + Sync,
 {
-    let mut out: Vec<T> = Vec::with_capacity(len);
-    out.spare_capacity_mut()[..len]
+    let mut out = Fresh::reserved(len);
+    let (slots, completed) = out.slots();
+    slots
         .par_chunks_mut(piece.max(1))
         .with_min_len(min_pieces.max(1))
         .enumerate()
         .for_each_init(init, |state, (index, slots)| {
-            let mut piece = Piece { slots, written: 0 };
-            write(state, index, &mut piece);
-            piece.complete();
+            write(state, index, &mut Piece::new(slots, completed));
         });
-    // SAFETY: the first `len` elements of the capacity were split into pieces, every piece
-    // was handed to exactly one worker, and `Piece::complete` wrote each value its writer
-    // did not. A panicking writer propagates out of `for_each_init` before this line, with
-    // the vector still empty.
-    #[allow(unsafe_code)]
-    unsafe {
-        out.set_len(len);
-    }
-    out
+    out.finish()
 }
 
 #[cfg(test)]
@@ -137,5 +217,39 @@ mod tests {
             .map(|i| if i % 30 < 7 { 2.5 } else { 0.0 })
             .collect();
         assert_eq!(repeated, expected);
+    }
+
+    #[test]
+    fn pieces_are_consecutive_and_complete_themselves_when_dropped() {
+        let mut fresh = Fresh::<i64>::new(10).expect("ten values");
+        {
+            let mut pieces = fresh.pieces(&[3, 4, 100]);
+            assert_eq!(pieces.iter().map(Piece::len).collect::<Vec<_>>(), [3, 4, 3]);
+            pieces[0].extend(&[1, 2, 3, 4]);
+            pieces[1].repeat(7, 2);
+            pieces[2].extend(&[9]);
+        }
+        assert_eq!(fresh.finish(), [1, 2, 3, 7, 7, 0, 0, 9, 0, 0]);
+    }
+
+    #[test]
+    fn a_vector_whose_pieces_did_not_all_complete_is_all_defaults() {
+        // A leaked piece never completes: its slots may be unwritten.
+        let mut fresh = Fresh::<f32>::new(6).expect("six values");
+        let mut pieces = fresh.pieces(&[2, 4]);
+        pieces[0].extend(&[1.0, 2.0]);
+        let second = pieces.pop().expect("two pieces");
+        std::mem::forget(second);
+        drop(pieces);
+        assert_eq!(fresh.finish(), [0.0; 6]);
+        // Pieces that cover only part of the vector leave the rest unwritten too.
+        let mut fresh = Fresh::<bool>::new(4).expect("four values");
+        fresh.pieces(&[1])[0].extend(&[true]);
+        assert_eq!(fresh.finish(), [false; 4]);
+        // A later cut counts alone: an earlier one's completions are forgotten.
+        let mut fresh = Fresh::<i64>::new(4).expect("four values");
+        drop(fresh.pieces(&[2]));
+        std::mem::forget(fresh.pieces(&[2, 2]).pop());
+        assert_eq!(fresh.finish(), [0; 4]);
     }
 }

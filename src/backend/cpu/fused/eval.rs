@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 
 use super::super::error::{KernelError, format_shape};
+use super::super::fresh::Piece;
 use super::super::prefetch::{Intent, Spread};
 use super::lanes::{self, binary, cast, keep, positions, select, unary, write};
 use super::layout::{Operand, Values};
@@ -21,9 +22,9 @@ pub(crate) struct Task<'b> {
 /// A task's part of an output: elements, rows, kept elements, or nothing (a total,
 /// accumulated instead, or the count).
 pub(crate) enum OutChunk<'b> {
-    F32(&'b mut [f32]),
-    I64(&'b mut [i64]),
-    Bool(&'b mut [bool]),
+    F32(Piece<'b, f32>),
+    I64(Piece<'b, i64>),
+    Bool(Piece<'b, bool>),
     Total,
 }
 
@@ -215,7 +216,6 @@ impl Context<'_> {
                 OutputKind::Values(_) | OutputKind::Count(_) => None,
             })
             .collect();
-        let (mut element_offset, mut kept_offset, mut row_offset) = (0, 0, 0);
         // Each output written or folded after a segment is one more step to spread the
         // next segment's requests over.
         let after = (self.kernel.outputs.iter())
@@ -250,23 +250,18 @@ impl Context<'_> {
                 match self.kernel.body[value].domain {
                     Domain::Kept => match total {
                         Some(total) => total.push(slot, operands, kept),
-                        None => write(chunk, slot, operands, kept, kept_offset, kept.len),
+                        None => write(chunk, slot, operands, kept),
                     },
                     _ if total.is_some() => {
                         if let Some(total) = total {
                             total.push(slot, operands, *segment);
                         }
                     }
-                    Domain::Row => write(chunk, slot, operands, rows, row_offset, rows.len),
-                    Domain::Uniform | Domain::Element => {
-                        write(chunk, slot, operands, *segment, element_offset, segment.len);
-                    }
+                    Domain::Row => write(chunk, slot, operands, rows),
+                    Domain::Uniform | Domain::Element => write(chunk, slot, operands, *segment),
                 }
             }
             ahead.finish();
-            element_offset += segment.len;
-            kept_offset += scratch.kept;
-            row_offset += rows.len;
         }
         scratch.ahead = ahead;
         result.totals = totals

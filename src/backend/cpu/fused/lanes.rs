@@ -4,6 +4,7 @@
 use super::super::compact::{Compress, keep_each, keep_positions, keep_slice};
 use super::super::error::KernelError;
 use super::super::fold::{All, Any, Best, ProdF32, ProdI64, SumF32, SumI64, fold_lane, fold_rows};
+use super::super::fresh::Piece;
 use super::super::tensor::Element;
 use super::eval::OutChunk;
 use super::layout::Operand;
@@ -314,16 +315,15 @@ pub(crate) fn reduce_rows_bool(
     Some(())
 }
 
-/// Writes a slot's value for a segment into an output chunk at `offset`, `len` elements
-/// (fewer where the chunk or the value ends first: after an element error the counts of a
-/// kernel that keeps elements may disagree, and the kernel's result is an error anyway).
+/// Appends a slot's values for a segment to an output chunk, which a task writes in order
+/// (fewer where the chunk ends first, defaults where the value does: after an element error
+/// the counts of a kernel that keeps elements may disagree, and the kernel's result is an
+/// error anyway).
 pub(crate) fn write(
     chunk: &mut OutChunk<'_>,
     slot: &Slot,
     operands: &[Operand<'_>],
     segment: Segment,
-    offset: usize,
-    len: usize,
 ) {
     let view = View {
         slot,
@@ -331,25 +331,22 @@ pub(crate) fn write(
         segment,
     };
     match chunk {
-        OutChunk::F32(out) => write_typed(&view, part(out, offset, len)),
-        OutChunk::I64(out) => write_typed(&view, part(out, offset, len)),
-        OutChunk::Bool(out) => write_typed(&view, part(out, offset, len)),
+        OutChunk::F32(out) => write_typed(&view, out),
+        OutChunk::I64(out) => write_typed(&view, out),
+        OutChunk::Bool(out) => write_typed(&view, out),
         OutChunk::Total => {}
     }
 }
 
-fn part<T>(out: &mut [T], offset: usize, len: usize) -> &mut [T] {
-    let start = offset.min(out.len());
-    let end = offset.saturating_add(len).min(out.len());
-    &mut out[start..end]
-}
-
-fn write_typed<T: Lane>(view: &View<'_>, out: &mut [T]) {
+/// Appends the segment's values to `out`.
+fn write_typed<T: Lane>(view: &View<'_>, out: &mut Piece<'_, T>) {
+    let len = view.segment.len;
     match view.side::<T>() {
-        Side::Splat(value) => out.fill(value),
+        Side::Splat(value) => out.repeat(value, len),
         Side::Slice(values) => {
-            let len = out.len().min(values.len());
-            out[..len].copy_from_slice(&values[..len]);
+            let values = &values[..len.min(values.len())];
+            out.extend(values);
+            out.repeat(T::default(), len - values.len());
         }
     }
 }

@@ -47,6 +47,7 @@ use self::eval::{Scratch, Task, TaskResult};
 use self::layout::Operand;
 use self::partition::Partition;
 use super::error::{KernelError, Result, checked_numel, zeroed_vec};
+use super::fresh::Fresh;
 use super::tensor::Tensor;
 use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{Domain, FusedKernel, OutputKind};
@@ -191,13 +192,13 @@ fn repeated_row(context: &eval::Context<'_>, plan: &Partition) -> Result<Option<
 /// A kernel's outputs written in parallel tasks into buffers made first.
 fn in_tasks(context: &eval::Context<'_>, plan: &Partition) -> Result<Written> {
     let kernel = context.kernel;
-    let mut buffers: Vec<Option<Buffer>> = kernel
+    let mut buffers: Vec<Option<Pending>> = kernel
         .outputs
         .iter()
         .map(|output| match output.kind {
             OutputKind::Values(value) => {
                 let lens = plan.output_lens(kernel.body[value].domain);
-                Buffer::new(output.meta.dtype, lens.iter().sum()).map(Some)
+                Pending::new(output.meta.dtype, lens.iter().sum()).map(Some)
             }
             OutputKind::Total(..) | OutputKind::Count(_) => Ok(None),
         })
@@ -242,6 +243,9 @@ fn in_tasks(context: &eval::Context<'_>, plan: &Partition) -> Result<Written> {
         Domain::Uniform | Domain::Row | Domain::Element => (plan.numel(), context.shape.to_vec()),
     };
     let totals = totals::combine_totals(kernel, &results, &extent)?;
+    let buffers = (buffers.into_iter())
+        .map(|buffer| buffer.map(Pending::finish))
+        .collect();
     Ok((buffers, totals))
 }
 
@@ -274,7 +278,7 @@ fn output_sizes(
 fn tasks<'b>(
     kernel: &FusedKernel,
     plan: &Partition,
-    buffers: &'b mut [Option<Buffer>],
+    buffers: &'b mut [Option<Pending>],
 ) -> Vec<(usize, Task<'b>)> {
     let mut tasks: Vec<(usize, Task<'b>)> = (0..plan.tasks())
         .map(|index| {
@@ -314,7 +318,50 @@ fn concrete(shape: &[Dim]) -> Result<Vec<usize>> {
         .collect()
 }
 
-/// An output being written.
+/// An output being written by a kernel's tasks, each appending to its part.
+enum Pending {
+    F32(Fresh<f32>),
+    I64(Fresh<i64>),
+    Bool(Fresh<bool>),
+}
+
+impl Pending {
+    /// Room for `len` values, written once by the tasks (never zero-filled first).
+    fn new(dtype: DType, len: usize) -> Result<Pending> {
+        checked_numel(&[len])?;
+        Ok(match dtype {
+            DType::F32 => Pending::F32(Fresh::new(len)?),
+            DType::I64 => Pending::I64(Fresh::new(len)?),
+            DType::Bool => Pending::Bool(Fresh::new(len)?),
+        })
+    }
+
+    /// The output cut into consecutive parts of `lens` elements.
+    fn split(&mut self, lens: &[usize]) -> Vec<eval::OutChunk<'_>> {
+        match self {
+            Pending::F32(values) => (values.pieces(lens).into_iter())
+                .map(eval::OutChunk::F32)
+                .collect(),
+            Pending::I64(values) => (values.pieces(lens).into_iter())
+                .map(eval::OutChunk::I64)
+                .collect(),
+            Pending::Bool(values) => (values.pieces(lens).into_iter())
+                .map(eval::OutChunk::Bool)
+                .collect(),
+        }
+    }
+
+    /// The written output.
+    fn finish(self) -> Buffer {
+        match self {
+            Pending::F32(values) => Buffer::F32(values.finish()),
+            Pending::I64(values) => Buffer::I64(values.finish()),
+            Pending::Bool(values) => Buffer::Bool(values.finish()),
+        }
+    }
+}
+
+/// An output's values.
 enum Buffer {
     F32(Vec<f32>),
     I64(Vec<i64>),
@@ -322,17 +369,6 @@ enum Buffer {
 }
 
 impl Buffer {
-    /// A zeroed buffer of `len` values. A kernel that compacts knows the length only once it
-    /// has counted, after the reservation before it ran: the memory is asked for here.
-    fn new(dtype: DType, len: usize) -> Result<Buffer> {
-        checked_numel(&[len])?;
-        Ok(match dtype {
-            DType::F32 => Buffer::F32(zeroed_vec(len)?),
-            DType::I64 => Buffer::I64(zeroed_vec(len)?),
-            DType::Bool => Buffer::Bool(zeroed_vec(len)?),
-        })
-    }
-
     /// A buffer of one value as `len` copies of it; an empty one (of a kernel without
     /// elements) stays empty.
     fn repeated(self, len: usize) -> Result<Buffer> {
@@ -357,34 +393,6 @@ impl Buffer {
             Buffer::I64(values) => Buffer::I64(fill(values, len, |x| x == 0)?),
             Buffer::Bool(values) => Buffer::Bool(fill(values, len, |x| !x)?),
         })
-    }
-
-    /// The buffer cut into consecutive parts of `lens` elements.
-    fn split(&mut self, lens: &[usize]) -> Vec<eval::OutChunk<'_>> {
-        fn parts<'a, T>(mut rest: &'a mut [T], lens: &[usize]) -> Vec<&'a mut [T]> {
-            lens.iter()
-                .map(|&len| {
-                    let len = len.min(rest.len());
-                    let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
-                    rest = tail;
-                    part
-                })
-                .collect()
-        }
-        match self {
-            Buffer::F32(values) => parts(values, lens)
-                .into_iter()
-                .map(eval::OutChunk::F32)
-                .collect(),
-            Buffer::I64(values) => parts(values, lens)
-                .into_iter()
-                .map(eval::OutChunk::I64)
-                .collect(),
-            Buffer::Bool(values) => parts(values, lens)
-                .into_iter()
-                .map(eval::OutChunk::Bool)
-                .collect(),
-        }
     }
 
     /// The output as a tensor of `shape`. The fusion pass gives every output the values of
