@@ -203,7 +203,7 @@ pub fn remainder_i64(a: i64, b: i64) -> Option<i64> {
 }
 
 mod divide;
-pub use divide::divide_into;
+pub use divide::{divide_by_one, divide_into};
 
 /// `base ** exponent` by squaring, wrapping on overflow, or `None` for a negative exponent.
 #[inline]

@@ -12,9 +12,8 @@ use ndarray::{ArcArray, ArrayD, ArrayViewD, IxDyn};
 use rayon::prelude::*;
 
 use super::elementwise::{PARALLEL_THRESHOLD, zip_map, zip_map_reusing};
-use super::error::{KernelError, Result};
+use super::error::{KernelError, Result, zeroed_vec};
 use super::tensor::{Element, Tensor};
-use crate::backend::memory::reserve_values;
 use crate::dtype::DType;
 pub use crate::graph::op::BinaryOp;
 use crate::graph::semantics as element;
@@ -140,14 +139,12 @@ fn fallible(
 }
 
 /// `//` and `%` of a tensor laid out in order by one non-zero value, runs of values at a
-/// time ([`element::divide_into`]); `None` for the other cases, which take the per-element
+/// time ([`element::divide_by_one`]); `None` for the other cases, which take the per-element
 /// path (a zero divisor among them, which it reports).
 fn by_one_divisor(op: BinaryOp, operands: &Operands<i64>) -> Option<Result<Tensor>> {
-    let remainder = match op {
-        BinaryOp::Rem => true,
-        BinaryOp::FloorDiv => false,
-        _ => return None,
-    };
+    if !matches!(op, BinaryOp::Rem | BinaryOp::FloorDiv) {
+        return None;
+    }
     let divisor = *operands
         .right
         .first()
@@ -156,17 +153,12 @@ fn by_one_divisor(op: BinaryOp, operands: &Operands<i64>) -> Option<Result<Tenso
     if divisor == 0 {
         return None;
     }
-    if let Err(error) = reserve_values::<i64>(values.len()) {
-        return Some(Err(error));
-    }
-    let mut out = vec![0; values.len()];
-    let divide = |(values, out): (&[i64], &mut [i64])| {
-        if remainder {
-            element::divide_into::<true>(values, divisor, out)
-        } else {
-            element::divide_into::<false>(values, divisor, out)
-        }
+    let mut out = match zeroed_vec(values.len()) {
+        Ok(out) => out,
+        Err(error) => return Some(Err(error)),
     };
+    let divide =
+        |(values, out): (&[i64], &mut [i64])| element::divide_by_one(op, values, divisor, out);
     if values.len() >= PARALLEL_THRESHOLD {
         values
             .par_chunks(PARALLEL_THRESHOLD)

@@ -14,7 +14,7 @@
 //! per-element functions [`floor_div_i64`] and [`remainder_i64`]; every result is the one
 //! they give (the tests check both paths against them).
 
-use super::{floor_div_i64, remainder_i64};
+use super::{BinaryOp, floor_div_i64, remainder_i64};
 
 /// Values below `2^SMALL` in magnitude take the `f64` path: their quotients, below 2^50,
 /// stay clear of 2^51, where the rounding by [`ROUNDER`] stops giving the integer in the
@@ -53,6 +53,15 @@ pub fn divide_into<const REMAINDER: bool>(
         }
     }
     Some(())
+}
+
+/// [`divide_into`] for `op`, `%` or `//`; `None` for another operation or a zero divisor.
+pub fn divide_by_one(op: BinaryOp, values: &[i64], divisor: i64, out: &mut [i64]) -> Option<()> {
+    match op {
+        BinaryOp::Rem => divide_into::<true>(values, divisor, out),
+        BinaryOp::FloorDiv => divide_into::<false>(values, divisor, out),
+        _ => None,
+    }
 }
 
 /// [`divide_into`] for values below `2^SMALL` and a divisor below `2^EXACT` in magnitude.

@@ -120,11 +120,7 @@ fn fallible(
         let buffer = i64::buffer(out);
         buffer.clear();
         buffer.resize(values.len(), 0);
-        if op == BinaryOp::Rem {
-            element::divide_into::<true>(values, divisor, buffer);
-        } else {
-            element::divide_into::<false>(values, divisor, buffer);
-        }
+        element::divide_by_one(op, values, divisor, buffer);
         return Ok(State::Buffer);
     }
     let mut faulted = false;
