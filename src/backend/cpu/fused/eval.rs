@@ -108,6 +108,11 @@ impl Scratch {
         }
     }
 
+    /// How many elements the mask kept in the segment last computed.
+    pub fn kept(&self) -> usize {
+        self.kept
+    }
+
     /// Every storage a value of the last segment held is free again (settled values hold
     /// none: they are constants or operands' slices).
     fn reclaim(&mut self) {
@@ -247,18 +252,23 @@ impl Context<'_> {
                 ahead.step();
                 let slot = &scratch.slots[value];
                 let operands = self.operands;
-                match self.kernel.body[value].domain {
-                    Domain::Kept => match total {
-                        Some(total) => total.push(slot, operands, kept),
-                        None => write(chunk, slot, operands, kept),
-                    },
-                    _ if total.is_some() => {
-                        if let Some(total) = total {
-                            total.push(slot, operands, *segment);
-                        }
-                    }
-                    Domain::Row => write(chunk, slot, operands, rows),
-                    Domain::Uniform | Domain::Element => write(chunk, slot, operands, *segment),
+                let domain = self.kernel.body[value].domain;
+                let Some(total) = total else {
+                    let extent = match domain {
+                        Domain::Kept => kept,
+                        Domain::Row => rows,
+                        Domain::Uniform | Domain::Element => *segment,
+                    };
+                    write(chunk, slot, operands, extent);
+                    continue;
+                };
+                let extent = if domain == Domain::Kept {
+                    kept
+                } else {
+                    *segment
+                };
+                if let Err(error) = total.push(slot, operands, extent) {
+                    result.failure.get_or_insert((value, error));
                 }
             }
             ahead.finish();

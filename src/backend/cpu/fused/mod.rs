@@ -34,6 +34,7 @@ mod lanes;
 mod layout;
 mod native;
 mod partition;
+mod sequenced;
 mod slot;
 mod totals;
 
@@ -96,16 +97,26 @@ fn interpreted(
         operands,
         shape,
     };
+    if sequenced::applies(kernel) {
+        let (totals, count) = sequenced::totals(&context, numel)?;
+        let buffers = kernel.outputs.iter().map(|_| None).collect();
+        return outputs(kernel, (buffers, totals), count);
+    }
     let plan = Partition::new(&context, numel);
     // Collecting computes only the segments that give output values; without elements,
     // rows give none, yet a row reduction over empty rows must still fail.
     if let Some(index) = collect::collectable(kernel).filter(|_| numel > 0) {
         return collected(&context, &plan, index);
     }
-    let (buffers, totals) = match repeated_row(&context, &plan)? {
+    let written = match repeated_row(&context, &plan)? {
         Some(written) => written,
         None => in_tasks(&context, &plan)?,
     };
+    outputs(kernel, written, plan.count)
+}
+
+/// The kernel's outputs from what its tasks wrote, and how many elements its mask kept.
+fn outputs(kernel: &FusedKernel, (buffers, totals): Written, count: usize) -> Result<Vec<Tensor>> {
     buffers
         .into_iter()
         .zip(&kernel.outputs)
@@ -113,12 +124,12 @@ fn interpreted(
         .map(
             |((buffer, output), total)| match (output.kind, buffer, total) {
                 (OutputKind::Values(value), Some(buffer), _) => {
-                    buffer.into_tensor(&output_sizes(kernel, value, output, plan.count)?)
+                    buffer.into_tensor(&output_sizes(kernel, value, output, count)?)
                 }
                 (_, _, Some(total)) => {
                     super::reshape(&Tensor::scalar(total), &concrete(&output.meta.shape)?)
                 }
-                _ => Ok(Tensor::scalar(Scalar::Int(plan.count as i64))),
+                _ => Ok(Tensor::scalar(Scalar::Int(count as i64))),
             },
         )
         .collect()
@@ -242,7 +253,14 @@ fn in_tasks(context: &eval::Context<'_>, plan: &Partition) -> Result<Written> {
         Domain::Kept => (plan.count, vec![plan.count]),
         Domain::Uniform | Domain::Row | Domain::Element => (plan.numel(), context.shape.to_vec()),
     };
-    let totals = totals::combine_totals(kernel, &results, &extent)?;
+    let partials: Vec<Vec<Scalar>> = (0..kernel.outputs.len())
+        .map(|index| {
+            (results.iter())
+                .filter_map(|result| result.totals.get(index).copied().flatten())
+                .collect()
+        })
+        .collect();
+    let totals = totals::combine_totals(kernel, &partials, &extent)?;
     let buffers = (buffers.into_iter())
         .map(|buffer| buffer.map(Pending::finish))
         .collect();

@@ -10,7 +10,9 @@
 //! before it, or, when it reduces kept values, stretches holding exactly [`BLOCK`] kept
 //! elements each: the reduce kernel folds a compacted tensor in blocks of that many, and a
 //! total over kept values is bitwise equal only when it folds the same blocks. Segments stay
-//! on the grid of [`CHUNK`], so the mask of a segment is the same in both passes.
+//! on the grid of [`CHUNK`], so the mask of a segment is the same in both passes. (A kernel
+//! whose only outputs are totals over kept values and the count needs no counts first: it
+//! runs in one pass over blocks of elements, [`super::sequenced`].)
 
 use rayon::prelude::*;
 
@@ -67,14 +69,7 @@ impl Partition {
             };
         }
         let Some(mask) = kernel.mask() else {
-            return Partition {
-                numel,
-                rows: None,
-                rows_per_task: 0,
-                rows_per_segment: 0,
-                stretches: None,
-                count: 0,
-            };
+            return Partition::elements(numel);
         };
         let counts = mask_counts(context, numel, mask);
         let count = counts.iter().sum();
@@ -90,6 +85,19 @@ impl Partition {
             rows_per_segment: 0,
             stretches: Some(stretches),
             count,
+        }
+    }
+
+    /// Tasks of [`BLOCK`] elements in segments of [`CHUNK`], whatever the kernel keeps: for
+    /// a pass that learns the kept counts as it goes ([`super::sequenced`]).
+    pub fn elements(numel: usize) -> Partition {
+        Partition {
+            numel,
+            rows: None,
+            rows_per_task: 0,
+            rows_per_segment: 0,
+            stretches: None,
+            count: 0,
         }
     }
 

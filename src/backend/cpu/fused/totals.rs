@@ -5,9 +5,8 @@
 use super::super::error::{KernelError, format_shape};
 use super::super::fold::{All, Any, Best, Fold, ProdF32, ProdI64, SumF32, SumI64};
 use super::super::tensor::Element;
-use super::eval::TaskResult;
 use super::lanes::{reduce_bool, reduce_f32, reduce_i64};
-use super::layout::Operand;
+use super::layout::{Operand, Values};
 use super::slot::{Segment, Slot, View, materialise};
 use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{FusedKernel, OutputKind};
@@ -52,29 +51,70 @@ impl Accumulator {
         }
     }
 
-    pub fn push(&mut self, slot: &Slot, operands: &[Operand<'_>], segment: Segment) {
+    /// Folds a slot's values over `segment`.
+    pub fn push(
+        &mut self,
+        slot: &Slot,
+        operands: &[Operand<'_>],
+        segment: Segment,
+    ) -> Result<(), KernelError> {
         let view = View {
             slot,
             operands,
             segment,
         };
-        let mut spare = Vec::new();
+        let (mut f32s, mut i64s, mut bools) = (Vec::new(), Vec::new(), Vec::new());
+        let values = match self.dtype() {
+            DType::F32 => Values::F32(materialise::<f32>(&view, &mut f32s).into()),
+            DType::I64 => Values::I64(materialise::<i64>(&view, &mut i64s).into()),
+            DType::Bool => Values::Bool(materialise::<bool>(&view, &mut bools).into()),
+        };
+        self.push_values(&values)
+    }
+
+    /// The type of the values it folds.
+    fn dtype(&self) -> DType {
         match self {
-            Accumulator::SumF32(fold) | Accumulator::MeanF32(fold) => {
-                fold.push(materialise::<f32>(&view, &mut spare));
-            }
-            Accumulator::ProdF32(fold) => fold.push(materialise::<f32>(&view, &mut spare)),
-            Accumulator::MaxF32(fold) => fold.push(materialise::<f32>(&view, &mut spare)),
-            Accumulator::MinF32(fold) => fold.push(materialise::<f32>(&view, &mut spare)),
-            Accumulator::SumI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::ProdI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::MaxI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::MinI64(fold) => fold.push(materialise::<i64>(&view, &mut Vec::new())),
-            Accumulator::All(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
-            Accumulator::Any(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
-            Accumulator::MaxBool(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
-            Accumulator::MinBool(fold) => fold.push(materialise::<bool>(&view, &mut Vec::new())),
+            Accumulator::SumF32(_)
+            | Accumulator::MeanF32(_)
+            | Accumulator::ProdF32(_)
+            | Accumulator::MaxF32(_)
+            | Accumulator::MinF32(_) => DType::F32,
+            Accumulator::SumI64(_)
+            | Accumulator::ProdI64(_)
+            | Accumulator::MaxI64(_)
+            | Accumulator::MinI64(_) => DType::I64,
+            Accumulator::All(_)
+            | Accumulator::Any(_)
+            | Accumulator::MaxBool(_)
+            | Accumulator::MinBool(_) => DType::Bool,
         }
+    }
+
+    /// Folds the next values; `Internal` if they are not of the type it folds.
+    pub fn push_values(&mut self, values: &Values<'_>) -> Result<(), KernelError> {
+        match (self, values) {
+            (Accumulator::SumF32(fold) | Accumulator::MeanF32(fold), Values::F32(values)) => {
+                fold.push(values);
+            }
+            (Accumulator::ProdF32(fold), Values::F32(values)) => fold.push(values),
+            (Accumulator::MaxF32(fold), Values::F32(values)) => fold.push(values),
+            (Accumulator::MinF32(fold), Values::F32(values)) => fold.push(values),
+            (Accumulator::SumI64(fold), Values::I64(values)) => fold.push(values),
+            (Accumulator::ProdI64(fold), Values::I64(values)) => fold.push(values),
+            (Accumulator::MaxI64(fold), Values::I64(values)) => fold.push(values),
+            (Accumulator::MinI64(fold), Values::I64(values)) => fold.push(values),
+            (Accumulator::All(fold), Values::Bool(values)) => fold.push(values),
+            (Accumulator::Any(fold), Values::Bool(values)) => fold.push(values),
+            (Accumulator::MaxBool(fold), Values::Bool(values)) => fold.push(values),
+            (Accumulator::MinBool(fold), Values::Bool(values)) => fold.push(values),
+            _ => {
+                return Err(KernelError::Internal(
+                    "a total was given values of another type to fold".into(),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The task's partial result (a mean's partial is its sum).
@@ -96,12 +136,12 @@ impl Accumulator {
     }
 }
 
-/// The totals of a kernel from its tasks' partial results, folded in task order as the
-/// reduce kernel folds its blocks. `extent` gives, for the value an output reduces, how many
+/// The totals of a kernel from the partial results of each output (its blocks', in order),
+/// folded in order as the reduce kernel folds its blocks. `extent` gives, for the value an output reduces, how many
 /// elements it has and the shape to name in errors. `Err` for an extremum over no elements.
 pub(crate) fn combine_totals(
     kernel: &FusedKernel,
-    results: &[TaskResult],
+    partials: &[Vec<Scalar>],
     extent: &dyn Fn(usize) -> (usize, Vec<usize>),
 ) -> Result<Vec<Option<Scalar>>, KernelError> {
     kernel
@@ -124,13 +164,10 @@ pub(crate) fn combine_totals(
                 });
             }
             let dtype = kernel.body[value].dtype;
-            let partials: Vec<Scalar> = results
-                .iter()
-                .filter_map(|result| result.totals.get(index).copied().flatten())
-                .collect();
-            let total = match partials.as_slice() {
+            let partials = partials.get(index).map_or(&[][..], Vec::as_slice);
+            let total = match partials {
                 [only] => *only,
-                _ => combine(op, dtype, &partials),
+                _ => combine(op, dtype, partials),
             };
             Ok(Some(match (op, total) {
                 (ReduceOp::Mean, Scalar::Float(sum)) => {
