@@ -63,7 +63,7 @@ pub(super) fn totals(context: &Context<'_>, numel: usize) -> Result<(Vec<Option<
             folds: (kernel.outputs.iter())
                 .map(|output| match output.kind {
                     OutputKind::Total(op, value) => {
-                        Some(Running::new(op, kernel.body[value].dtype))
+                        Some(Running::new(op, kernel.body[value].dtype, value))
                     }
                     OutputKind::Count(_) | OutputKind::Values(_) => None,
                 })
@@ -204,7 +204,7 @@ impl Turn<'_> {
         for (running, held) in order.folds.iter_mut().zip(held) {
             if let (Some(running), Some(held)) = (running, held) {
                 if let Err(error) = running.push(held) {
-                    failure.get_or_insert((0, error));
+                    failure.get_or_insert((running.value, error));
                 }
             }
         }
@@ -234,16 +234,19 @@ impl Drop for Turn<'_> {
 struct Running {
     op: ReduceOp,
     dtype: DType,
+    /// The instruction it folds, named by an internal error.
+    value: usize,
     accumulator: Accumulator,
     filled: usize,
     partials: Vec<Scalar>,
 }
 
 impl Running {
-    fn new(op: ReduceOp, dtype: DType) -> Running {
+    fn new(op: ReduceOp, dtype: DType, value: usize) -> Running {
         Running {
             op,
             dtype,
+            value,
             accumulator: Accumulator::new(op, dtype),
             filled: 0,
             partials: Vec::new(),
@@ -342,7 +345,7 @@ mod tests {
     #[test]
     fn kept_values_fold_in_blocks_of_kept_values_whatever_the_pieces() {
         let values: Vec<f32> = (0..2 * BLOCK + 7).map(|i| (i % 11) as f32 * 0.3).collect();
-        let mut running = Running::new(ReduceOp::Sum, DType::F32);
+        let mut running = Running::new(ReduceOp::Sum, DType::F32, 0);
         let mut at = 0;
         for piece in [5, BLOCK - 5, 1, BLOCK + 3, 3].into_iter().cycle() {
             let end = (at + piece).min(values.len());
@@ -362,16 +365,16 @@ mod tests {
 
     #[test]
     fn a_whole_number_of_blocks_gives_no_empty_block_and_nothing_gives_one() {
-        let mut running = Running::new(ReduceOp::Sum, DType::I64);
+        let mut running = Running::new(ReduceOp::Sum, DType::I64, 0);
         running.push(&Held::I64(vec![1; 2 * BLOCK])).expect("i64");
         assert_eq!(running.finish(), vec![Scalar::Int(BLOCK as i64); 2]);
-        let empty = Running::new(ReduceOp::All, DType::Bool);
+        let empty = Running::new(ReduceOp::All, DType::Bool, 0);
         assert_eq!(empty.finish(), vec![Scalar::Bool(true)]);
     }
 
     #[test]
     fn values_of_another_type_are_an_internal_error() {
-        let mut running = Running::new(ReduceOp::Sum, DType::F32);
+        let mut running = Running::new(ReduceOp::Sum, DType::F32, 0);
         let error = running.push(&Held::Bool(vec![true])).unwrap_err();
         assert!(matches!(error, KernelError::Internal(_)), "{error:?}");
     }

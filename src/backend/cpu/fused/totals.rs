@@ -137,8 +137,9 @@ impl Accumulator {
 }
 
 /// The totals of a kernel from the partial results of each output (its blocks', in order),
-/// folded in order as the reduce kernel folds its blocks. `extent` gives, for the value an output reduces, how many
-/// elements it has and the shape to name in errors. `Err` for an extremum over no elements.
+/// folded in order as the reduce kernel folds its blocks. `extent` gives, for the value an
+/// output reduces, how many elements it has and the shape to name in errors. `Err` for an
+/// extremum over no elements.
 pub(crate) fn combine_totals(
     kernel: &FusedKernel,
     partials: &[Vec<Scalar>],
