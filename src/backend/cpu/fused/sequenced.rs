@@ -55,7 +55,6 @@ pub(super) fn totals(context: &Context<'_>, numel: usize) -> Result<(Vec<Option<
     let kernel = context.kernel;
     let plan = Partition::elements(numel);
     let shared = Shared {
-        blocks: plan.tasks(),
         next: AtomicUsize::new(0),
         order: Mutex::new(Order {
             turn: 0,
@@ -75,7 +74,7 @@ pub(super) fn totals(context: &Context<'_>, numel: usize) -> Result<(Vec<Option<
     };
     // Ctrl-C leaves the blocks not yet computed empty.
     let interrupt = Interrupt::current();
-    let workers = rayon::current_num_threads().min(shared.blocks);
+    let workers = rayon::current_num_threads().min(plan.tasks());
     if workers > 1 {
         (0..workers)
             .into_par_iter()
@@ -98,7 +97,6 @@ pub(super) fn totals(context: &Context<'_>, numel: usize) -> Result<(Vec<Option<
 
 /// What the workers share: the next block to take, and the folding in block order.
 struct Shared {
-    blocks: usize,
     next: AtomicUsize,
     order: Mutex<Order>,
     /// Signalled whenever the turn passes to the next block (or the pass is abandoned).
@@ -144,7 +142,7 @@ fn work(context: &Context<'_>, plan: &Partition, shared: &Shared, interrupt: &In
     let mut ahead = Spread::new();
     loop {
         let block = shared.next.fetch_add(1, Ordering::Relaxed);
-        if block >= shared.blocks {
+        if block >= plan.tasks() {
             return;
         }
         let turn = Turn {
@@ -379,9 +377,8 @@ mod tests {
         assert!(matches!(error, KernelError::Internal(_)), "{error:?}");
     }
 
-    fn shared(blocks: usize) -> Shared {
+    fn shared() -> Shared {
         Shared {
-            blocks,
             next: AtomicUsize::new(0),
             order: Mutex::new(Order {
                 turn: 0,
@@ -396,7 +393,7 @@ mod tests {
 
     #[test]
     fn blocks_fold_in_order_whichever_finishes_first() {
-        let shared = shared(2);
+        let shared = shared();
         std::thread::scope(|scope| {
             // The second block is ready first and waits for the first.
             let second = scope.spawn(|| {
@@ -424,7 +421,7 @@ mod tests {
 
     #[test]
     fn a_block_abandoned_by_a_panic_releases_the_blocks_waiting_for_it() {
-        let shared = shared(2);
+        let shared = shared();
         std::thread::scope(|scope| {
             let waiting = scope.spawn(|| shared.wait_for(1).is_none());
             let panicked = scope.spawn(|| {
