@@ -8,9 +8,12 @@
 //! completes whatever its writer left out with the default when it is dropped. The vector
 //! takes its length once the pieces of its last cut have all completed; if some never
 //! did (a piece leaked with `mem::forget`), every value is first overwritten with the
-//! default, so no value is ever read unwritten.
+//! default, so no value is ever read unwritten. A vector whose length is learnt as it is
+//! written (kept values, [`super::fused`]) reserves room for the most it can hold and hands
+//! out pieces from its start one at a time ([`Tail`]); it takes the length its pieces
+//! covered.
 //!
-//! `Vec::set_len` is the one `unsafe` call, and [`Fresh::finish`] is its only caller: the
+//! `Vec::set_len` is the one `unsafe` call, and [`Fresh::finish_first`] is its only caller: the
 //! standard library offers no safe way to take the length of capacity written through
 //! `MaybeUninit`.
 
@@ -21,12 +24,15 @@ use rayon::prelude::*;
 
 use super::error::{Result, scratch_vec};
 
-/// A vector of a known length whose values are written through [`Piece`]s.
+/// A vector of a known length, or of a known most, whose values are written through
+/// [`Piece`]s.
 pub(crate) struct Fresh<T> {
     values: Vec<T>,
     len: usize,
     /// How many values the pieces of the last cut have completed.
     completed: AtomicUsize,
+    /// How many slots from the start the pieces of the last cut cover.
+    cut: AtomicUsize,
 }
 
 impl<T: Copy + Default> Fresh<T> {
@@ -36,6 +42,7 @@ impl<T: Copy + Default> Fresh<T> {
             values: scratch_vec(len)?,
             len,
             completed: AtomicUsize::new(0),
+            cut: AtomicUsize::new(0),
         })
     }
 
@@ -45,50 +52,90 @@ impl<T: Copy + Default> Fresh<T> {
             values: Vec::with_capacity(len),
             len,
             completed: AtomicUsize::new(0),
+            cut: AtomicUsize::new(0),
         }
     }
 
-    /// The vector's slots, forgetting what earlier pieces completed (their borrows have
-    /// ended, and slots they wrote stay written).
+    /// The vector's slots, forgetting what earlier pieces completed and covered (their
+    /// borrows have ended, and slots they wrote stay written).
     fn slots(&mut self) -> (&mut [MaybeUninit<T>], &AtomicUsize) {
+        let (slots, completed, _) = self.cut_anew();
+        (slots, completed)
+    }
+
+    /// [`Fresh::slots`], with the count of slots the new cut covers.
+    fn cut_anew(&mut self) -> (&mut [MaybeUninit<T>], &AtomicUsize, &AtomicUsize) {
         self.completed = AtomicUsize::new(0);
+        self.cut = AtomicUsize::new(0);
         (
             &mut self.values.spare_capacity_mut()[..self.len],
             &self.completed,
+            &self.cut,
         )
     }
 
     /// The vector cut into consecutive pieces of `lens` values (each as many as are left
     /// past the ones before it).
     pub fn pieces(&mut self, lens: &[usize]) -> Vec<Piece<'_, T>> {
-        let (mut rest, completed) = self.slots();
-        lens.iter()
-            .map(|&len| {
-                let len = len.min(rest.len());
-                let (slots, tail) = std::mem::take(&mut rest).split_at_mut(len);
-                rest = tail;
-                Piece::new(slots, completed)
-            })
-            .collect()
+        let mut tail = self.tail();
+        lens.iter().map(|&len| tail.next(len)).collect()
+    }
+
+    /// The vector's slots, to be cut into consecutive pieces one at a time, each as long as
+    /// its writer learns it must be: for a vector whose length is known only once it is
+    /// written ([`Fresh::finish_first`]).
+    pub fn tail(&mut self) -> Tail<'_, T> {
+        let (rest, completed, cut) = self.cut_anew();
+        Tail {
+            rest,
+            completed,
+            cut,
+        }
     }
 
     /// The written vector.
-    pub fn finish(mut self) -> Vec<T> {
+    pub fn finish(self) -> Vec<T> {
         let len = self.len;
-        if *self.completed.get_mut() != len {
+        self.finish_first(len)
+    }
+
+    /// The vector of its first `len` values (at most its length), which the pieces of the
+    /// last cut must have written; its capacity stays as it was.
+    pub fn finish_first(mut self, len: usize) -> Vec<T> {
+        let len = len.min(self.len);
+        if *self.completed.get_mut() != len || *self.cut.get_mut() > len {
             for slot in &mut self.values.spare_capacity_mut()[..len] {
                 slot.write(T::default());
             }
         }
         // SAFETY: the first `len` slots of the capacity are written: either the pieces of
-        // the last cut, disjoint parts of those slots, completed `len` values between them
-        // (each counts its own values once, when it is dropped, after writing every one),
-        // or every slot was written just above.
+        // the last cut, disjoint parts of the first `len` slots (they cover no more than
+        // `len` from the start), completed `len` values between them (each counts its own
+        // values once, when it is dropped, after writing every one), or every slot was
+        // written just above.
         #[allow(unsafe_code)]
         unsafe {
-            self.values.set_len(self.len);
+            self.values.set_len(len);
         }
         self.values
+    }
+}
+
+/// The slots of a [`Fresh`] vector not yet handed out in pieces.
+pub(crate) struct Tail<'p, T> {
+    rest: &'p mut [MaybeUninit<T>],
+    completed: &'p AtomicUsize,
+    cut: &'p AtomicUsize,
+}
+
+impl<'p, T: Copy + Default> Tail<'p, T> {
+    /// The next `len` slots (or as many as are left) as a piece.
+    pub fn next(&mut self, len: usize) -> Piece<'p, T> {
+        let len = len.min(self.rest.len());
+        let (slots, rest) = std::mem::take(&mut self.rest).split_at_mut(len);
+        self.rest = rest;
+        self.cut.fetch_add(len, Ordering::Relaxed);
+        Piece::new(slots, self.completed)
     }
 }
 
@@ -251,5 +298,42 @@ mod tests {
         drop(fresh.pieces(&[2]));
         std::mem::forget(fresh.pieces(&[2, 2]).pop());
         assert_eq!(fresh.finish(), [0; 4]);
+    }
+
+    #[test]
+    fn a_tail_hands_out_pieces_in_turn_and_the_vector_takes_their_length() {
+        let mut fresh = Fresh::<i64>::new(10).expect("ten values");
+        {
+            let mut tail = fresh.tail();
+            let mut first = tail.next(2);
+            let mut second = tail.next(3);
+            let mut third = tail.next(0);
+            // Written in any order, even after later pieces were handed out.
+            second.extend(&[3, 4, 5, 6]);
+            first.extend(&[1, 2]);
+            third.extend(&[9]);
+        }
+        let values = fresh.finish_first(5);
+        assert_eq!(values, [1, 2, 3, 4, 5]);
+        assert_eq!(values.capacity(), 10, "the room reserved stays");
+        // A tail never hands out more than the vector holds.
+        let mut fresh = Fresh::<f32>::new(3).expect("three values");
+        assert_eq!(fresh.tail().next(7).len(), 3);
+    }
+
+    #[test]
+    fn a_vector_finished_short_of_its_pieces_or_past_them_is_all_defaults() {
+        // Pieces covering more than the length asked for could leave it partly unwritten.
+        let mut fresh = Fresh::<i64>::new(6).expect("six values");
+        {
+            let mut tail = fresh.tail();
+            std::mem::forget(tail.next(2));
+            tail.next(2).extend(&[7, 7]);
+        }
+        assert_eq!(fresh.finish_first(2), [0, 0]);
+        // A length past the pieces covers unwritten slots.
+        let mut fresh = Fresh::<i64>::new(6).expect("six values");
+        fresh.tail().next(2).extend(&[5, 5]);
+        assert_eq!(fresh.finish_first(4), [0; 4]);
     }
 }

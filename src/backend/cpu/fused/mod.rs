@@ -98,9 +98,8 @@ fn interpreted(
         shape,
     };
     if sequenced::applies(kernel) {
-        let (totals, count) = sequenced::totals(&context, numel)?;
-        let buffers = kernel.outputs.iter().map(|_| None).collect();
-        return outputs(kernel, (buffers, totals), count);
+        let (written, count) = sequenced::run(&context, numel)?;
+        return outputs(kernel, written, count);
     }
     let plan = Partition::new(&context, numel);
     // Collecting computes only the segments that give output values; without elements,
@@ -377,6 +376,15 @@ impl Pending {
             Pending::Bool(values) => Buffer::Bool(values.finish()),
         }
     }
+
+    /// The output's first `len` values, written through its tail.
+    fn finish_first(self, len: usize) -> Buffer {
+        match self {
+            Pending::F32(values) => Buffer::F32(values.finish_first(len)),
+            Pending::I64(values) => Buffer::I64(values.finish_first(len)),
+            Pending::Bool(values) => Buffer::Bool(values.finish_first(len)),
+        }
+    }
 }
 
 /// An output's values.
@@ -387,6 +395,15 @@ enum Buffer {
 }
 
 impl Buffer {
+    /// Gives back the room past the values.
+    fn shrink_to_fit(&mut self) {
+        match self {
+            Buffer::F32(values) => values.shrink_to_fit(),
+            Buffer::I64(values) => values.shrink_to_fit(),
+            Buffer::Bool(values) => values.shrink_to_fit(),
+        }
+    }
+
     /// A buffer of one value as `len` copies of it; an empty one (of a kernel without
     /// elements) stays empty.
     fn repeated(self, len: usize) -> Result<Buffer> {

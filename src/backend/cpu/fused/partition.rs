@@ -11,8 +11,8 @@
 //! elements each: the reduce kernel folds a compacted tensor in blocks of that many, and a
 //! total over kept values is bitwise equal only when it folds the same blocks. Segments stay
 //! on the grid of [`CHUNK`], so the mask of a segment is the same in both passes. (A kernel
-//! whose only outputs are totals over kept values and the count needs no counts first: it
-//! runs in one pass over blocks of elements, [`super::sequenced`].)
+//! whose only outputs are kept values, totals over them and the count needs no counts
+//! first: it runs in one pass over blocks of elements, [`super::sequenced`].)
 
 use rayon::prelude::*;
 

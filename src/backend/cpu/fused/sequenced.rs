@@ -1,16 +1,24 @@
-//! Totals over kept values in one pass over memory.
+//! Kept values, and totals over them, in one pass over memory.
 //!
-//! A total over kept values must fold the same blocks of [`BLOCK`] kept values as the reduce
-//! kernel folds the compacted tensor, so where a kept value lands depends on how many the
-//! elements before it keep. Counting them first costs a whole pass over the mask's inputs
-//! (two fifths of `(x[x > 0] * 2.0).sum()` over 10^7 elements). A kernel whose outputs are
-//! only such totals and the count runs in one pass instead: workers take blocks of [`BLOCK`]
-//! elements in order from a shared counter, compute each block's kept values into a buffer
-//! of their own (it stays in the second-level cache), and fold them into the running
-//! accumulators when every earlier block has been folded, cutting a new accumulator every
-//! [`BLOCK`] kept values. Folding a block's buffer is short beside computing it, so a worker
-//! seldom waits, and each block waits only for blocks taken before it by workers that are
-//! running: no block waits forever, whatever the number of threads.
+//! Where a kept value lands depends on how many the elements before it keep: its position
+//! in a tensor of kept values, and the block it is folded in for a total, which must fold
+//! the same blocks of [`BLOCK`] kept values as the reduce kernel folds the compacted tensor.
+//! Counting them first costs a whole pass over the mask's inputs (two fifths of
+//! `(x[x > 0] * 2.0).sum()` over 10^7 elements, a third of `x[x > 0]`). A kernel whose
+//! outputs are only kept values, totals over them and the count runs in one pass instead:
+//! workers take blocks of [`BLOCK`] elements in order from a shared counter, compute each
+//! block's kept values into buffers of their own (they stay in the second-level cache),
+//! and when every earlier block has had its turn, fold them into the running accumulators
+//! (cutting a new accumulator every [`BLOCK`] kept values) and take the next slots of each
+//! output, which they fill after passing the turn on, in parallel with the other workers.
+//! Taking a turn is short beside computing a block, so a worker seldom waits, and each
+//! block waits only for blocks taken before it by workers that are running: no block waits
+//! forever, whatever the number of threads.
+//!
+//! An output of kept values is given room for every element first, as its length is known
+//! only at the end. Where far fewer are kept, the room is given back at the end (a copy of
+//! the values, short beside the pass); otherwise the tensor keeps it, at most [`ROOM`]
+//! times its values, as a growing vector would.
 //!
 //! Element errors are kept as in the other tasks: the earliest instruction that failed
 //! anywhere. A worker that panics marks the pass abandoned, so the others stop waiting and
@@ -23,50 +31,71 @@ use rayon::prelude::*;
 
 use super::super::error::{KernelError, Result};
 use super::super::fold::BLOCK;
+use super::super::fresh::Tail;
 use super::super::prefetch::Spread;
-use super::eval::{Context, Scratch};
+use super::eval::{Context, OutChunk, Scratch};
 use super::layout::Values;
 use super::partition::Partition;
 use super::slot::{Lane, Segment, Side, View};
 use super::totals::{Accumulator, combine_totals};
+use super::{Buffer, Pending, Written};
 use crate::backend::interrupt::Interrupt;
 use crate::dtype::{DType, Scalar};
 use crate::graph::fused::{Domain, FusedKernel, OutputKind};
 use crate::graph::op::ReduceOp;
 
+/// An output of kept values gives back its room for every element when that is more than
+/// this many times its values.
+const ROOM: usize = 4;
+
 /// Whether the kernel runs this way: it keeps elements by a mask, reduces no rows, and
-/// gives totals over kept values and the count, nothing else.
+/// gives kept values, totals over them and the count, nothing else.
 pub(super) fn applies(kernel: &FusedKernel) -> bool {
-    let mut kept_totals = 0;
+    let mut kept_outputs = 0;
     for output in &kernel.outputs {
         match output.kind {
-            OutputKind::Total(_, value) if kernel.body[value].domain == Domain::Kept => {
-                kept_totals += 1;
+            OutputKind::Total(_, value) | OutputKind::Values(value)
+                if kernel.body[value].domain == Domain::Kept =>
+            {
+                kept_outputs += 1;
             }
             OutputKind::Count(_) => {}
             OutputKind::Total(..) | OutputKind::Values(_) => return false,
         }
     }
-    kept_totals > 0 && !kernel.rows && kernel.mask().is_some()
+    kept_outputs > 0 && !kernel.rows && kernel.mask().is_some()
 }
 
-/// The kernel's totals (`None` for the count) and how many elements its mask keeps.
-pub(super) fn totals(context: &Context<'_>, numel: usize) -> Result<(Vec<Option<Scalar>>, usize)> {
+/// The kernel's outputs of kept values and totals (`None` for the count), and how many
+/// elements its mask keeps.
+pub(super) fn run(context: &Context<'_>, numel: usize) -> Result<(Written, usize)> {
     let kernel = context.kernel;
+    let mut buffers: Vec<Option<Pending>> = (kernel.outputs.iter())
+        .map(|output| match output.kind {
+            OutputKind::Values(_) => Pending::new(output.meta.dtype, numel).map(Some),
+            OutputKind::Total(..) | OutputKind::Count(_) => Ok(None),
+        })
+        .collect::<Result<_>>()?;
     let plan = Partition::elements(numel);
+    let sinks = (kernel.outputs.iter())
+        .zip(&mut buffers)
+        .map(|(output, buffer)| match (output.kind, buffer) {
+            (OutputKind::Total(op, value), _) => {
+                let running = Running::new(op, kernel.body[value].dtype, value);
+                Some(Sink::Total(Box::new(running)))
+            }
+            (OutputKind::Values(value), Some(buffer)) => {
+                Some(Sink::Values(value, Slots::of(buffer)))
+            }
+            (OutputKind::Values(_) | OutputKind::Count(_), _) => None,
+        })
+        .collect();
     let shared = Shared {
         next: AtomicUsize::new(0),
         order: Mutex::new(Order {
             turn: 0,
             count: 0,
-            folds: (kernel.outputs.iter())
-                .map(|output| match output.kind {
-                    OutputKind::Total(op, value) => {
-                        Some(Running::new(op, kernel.body[value].dtype, value))
-                    }
-                    OutputKind::Count(_) | OutputKind::Values(_) => None,
-                })
-                .collect(),
+            sinks,
             failure: None,
             abandoned: false,
         }),
@@ -88,38 +117,72 @@ pub(super) fn totals(context: &Context<'_>, numel: usize) -> Result<(Vec<Option<
         return Err(super::in_member(kernel, instr, error));
     }
     let count = order.count;
-    let partials: Vec<Vec<Scalar>> = (order.folds.into_iter())
-        .map(|fold| fold.map_or_else(Vec::new, Running::finish))
+    let partials: Vec<Vec<Scalar>> = (order.sinks.into_iter())
+        .map(|sink| match sink {
+            Some(Sink::Total(running)) => (*running).finish(),
+            Some(Sink::Values(..)) | None => Vec::new(),
+        })
         .collect();
     let totals = combine_totals(kernel, &partials, &|_| (count, vec![count]))?;
-    Ok((totals, count))
+    let buffers = (buffers.into_iter())
+        .map(|buffer| {
+            buffer.map(|buffer| {
+                let mut values: Buffer = buffer.finish_first(count);
+                if count.saturating_mul(ROOM) < numel {
+                    values.shrink_to_fit();
+                }
+                values
+            })
+        })
+        .collect();
+    Ok(((buffers, totals), count))
 }
 
-/// What the workers share: the next block to take, and the folding in block order.
-struct Shared {
+/// What the workers share: the next block to take, and the turns in block order.
+struct Shared<'o> {
     next: AtomicUsize,
-    order: Mutex<Order>,
+    order: Mutex<Order<'o>>,
     /// Signalled whenever the turn passes to the next block (or the pass is abandoned).
     turned: Condvar,
 }
 
-/// The folding state, passed from block to block in order.
-struct Order {
-    /// The block whose kept values are folded next.
+/// The state passed from block to block in order.
+struct Order<'o> {
+    /// The block whose turn it is.
     turn: usize,
-    /// Kept values folded so far.
+    /// Kept values so far.
     count: usize,
-    /// Per output: the running fold of a total.
-    folds: Vec<Option<Running>>,
+    /// Per output: where its kept values go (`None` for the count).
+    sinks: Vec<Option<Sink<'o>>>,
     /// The earliest instruction that failed in any block, with its error.
     failure: Option<(usize, KernelError)>,
     /// A worker panicked: nobody waits for the turn any more.
     abandoned: bool,
 }
 
-impl Shared {
-    /// The folding state once it is `block`'s turn, or `None` if the pass was abandoned.
-    fn wait_for(&self, block: usize) -> Option<MutexGuard<'_, Order>> {
+/// Where a block's kept values of one output go in its turn.
+enum Sink<'o> {
+    /// Folded into a running total.
+    Total(Box<Running>),
+    /// Written after the kept values of the blocks before it, into the slots of the output
+    /// of instruction `.0` not handed out yet.
+    Values(usize, Slots<'o>),
+}
+
+impl Order<'_> {
+    /// Keeps `failure` if it is the earliest instruction's.
+    fn failed(&mut self, failure: Option<(usize, KernelError)>) {
+        if let Some((instr, error)) = failure {
+            if (self.failure.as_ref()).is_none_or(|(first, _)| instr < *first) {
+                self.failure = Some((instr, error));
+            }
+        }
+    }
+}
+
+impl<'o> Shared<'o> {
+    /// The state once it is `block`'s turn, or `None` if the pass was abandoned.
+    fn wait_for(&self, block: usize) -> Option<MutexGuard<'_, Order<'o>>> {
         let mut order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
         while order.turn != block && !order.abandoned {
             order = (self.turned.wait(order)).unwrap_or_else(PoisonError::into_inner);
@@ -128,15 +191,17 @@ impl Shared {
     }
 }
 
-/// One worker: takes blocks in order until none is left, computing each and folding its
-/// kept values in its turn.
-fn work(context: &Context<'_>, plan: &Partition, shared: &Shared, interrupt: &Interrupt) {
+/// One worker: takes blocks in order until none is left, computing each, taking its turn,
+/// and writing its kept values where the turn put them.
+fn work(context: &Context<'_>, plan: &Partition, shared: &Shared<'_>, interrupt: &Interrupt) {
     let kernel = context.kernel;
     let mut scratch = Scratch::new(kernel);
     let mut held: Vec<Option<Held>> = (kernel.outputs.iter())
         .map(|output| match output.kind {
-            OutputKind::Total(_, value) => Some(Held::new(kernel.body[value].dtype)),
-            OutputKind::Count(_) | OutputKind::Values(_) => None,
+            OutputKind::Total(_, value) | OutputKind::Values(value) => {
+                Some(Held::new(kernel.body[value].dtype, plan.numel().min(BLOCK)))
+            }
+            OutputKind::Count(_) => None,
         })
         .collect();
     let mut ahead = Spread::new();
@@ -148,7 +213,7 @@ fn work(context: &Context<'_>, plan: &Partition, shared: &Shared, interrupt: &In
         let turn = Turn {
             shared,
             block,
-            folded: false,
+            taken: false,
         };
         held.iter_mut().flatten().for_each(Held::clear);
         let mut failure = None;
@@ -166,60 +231,79 @@ fn work(context: &Context<'_>, plan: &Partition, shared: &Shared, interrupt: &In
                     len: scratch.kept(),
                 };
                 for (output, held) in kernel.outputs.iter().zip(&mut held) {
-                    if let (OutputKind::Total(_, value), Some(held)) = (output.kind, held) {
+                    if let (OutputKind::Total(_, value) | OutputKind::Values(value), Some(held)) =
+                        (output.kind, held)
+                    {
                         held.append(&context.view(&scratch, value, here));
                     }
                 }
                 kept += here.len;
             }
         }
-        turn.fold(&held, kept, failure);
+        for (index, instr, piece) in turn.take(&held, kept, failure) {
+            let written = held[index]
+                .as_ref()
+                .map_or(Ok(()), |held| held.write(piece));
+            if let Err(error) = written {
+                let mut order = (shared.order.lock()).unwrap_or_else(PoisonError::into_inner);
+                order.failed(Some((instr, error)));
+            }
+        }
     }
 }
 
-/// A block taken by a worker, which must pass the turn on once it is folded, or mark the
+/// A block taken by a worker, which must pass the turn on once it has taken it, or mark the
 /// pass abandoned if its worker unwinds first.
-struct Turn<'s> {
-    shared: &'s Shared,
+struct Turn<'s, 'o> {
+    shared: &'s Shared<'o>,
     block: usize,
-    folded: bool,
+    taken: bool,
 }
 
-impl Turn<'_> {
-    /// Folds the block's kept values once every earlier block is folded, and passes the turn.
-    fn fold(
+/// A piece of an output to write a block's kept values of instruction `.1` in, with the
+/// output's index.
+type Piece<'o> = (usize, usize, OutChunk<'o>);
+
+impl<'o> Turn<'_, 'o> {
+    /// Once every earlier block has had its turn: folds the block's kept values into the
+    /// totals, takes the slots of its kept values in each output, and passes the turn on.
+    fn take(
         mut self,
         held: &[Option<Held>],
         kept: usize,
         mut failure: Option<(usize, KernelError)>,
-    ) {
+    ) -> Vec<Piece<'o>> {
         let Some(mut order) = self.shared.wait_for(self.block) else {
-            self.folded = true;
-            return;
+            self.taken = true;
+            return Vec::new();
         };
         let order = &mut *order;
         order.count += kept;
-        for (running, held) in order.folds.iter_mut().zip(held) {
-            if let (Some(running), Some(held)) = (running, held) {
-                if let Err(error) = running.push(held) {
-                    failure.get_or_insert((running.value, error));
+        let mut pieces = Vec::new();
+        for (index, (sink, held)) in order.sinks.iter_mut().zip(held).enumerate() {
+            match (sink, held) {
+                (Some(Sink::Total(running)), Some(held)) => {
+                    if let Err(error) = running.push(held) {
+                        failure.get_or_insert((running.value, error));
+                    }
                 }
+                (Some(Sink::Values(value, slots)), Some(_)) => {
+                    pieces.push((index, *value, slots.next(kept)));
+                }
+                (Some(Sink::Total(_) | Sink::Values(..)) | None, _) => {}
             }
         }
-        if let Some((instr, error)) = failure {
-            if (order.failure.as_ref()).is_none_or(|(first, _)| instr < *first) {
-                order.failure = Some((instr, error));
-            }
-        }
+        order.failed(failure);
         order.turn += 1;
-        self.folded = true;
+        self.taken = true;
         self.shared.turned.notify_all();
+        pieces
     }
 }
 
-impl Drop for Turn<'_> {
+impl Drop for Turn<'_, '_> {
     fn drop(&mut self) {
-        if !self.folded {
+        if !self.taken {
             let mut order = (self.shared.order.lock()).unwrap_or_else(PoisonError::into_inner);
             order.abandoned = true;
             self.shared.turned.notify_all();
@@ -279,7 +363,33 @@ impl Running {
     }
 }
 
-/// One block's kept values of one total, waiting for their turn to be folded.
+/// The slots of an output of kept values not handed out yet.
+enum Slots<'o> {
+    F32(Tail<'o, f32>),
+    I64(Tail<'o, i64>),
+    Bool(Tail<'o, bool>),
+}
+
+impl<'o> Slots<'o> {
+    fn of(buffer: &'o mut Pending) -> Slots<'o> {
+        match buffer {
+            Pending::F32(values) => Slots::F32(values.tail()),
+            Pending::I64(values) => Slots::I64(values.tail()),
+            Pending::Bool(values) => Slots::Bool(values.tail()),
+        }
+    }
+
+    /// The next `len` slots.
+    fn next(&mut self, len: usize) -> OutChunk<'o> {
+        match self {
+            Slots::F32(tail) => OutChunk::F32(tail.next(len)),
+            Slots::I64(tail) => OutChunk::I64(tail.next(len)),
+            Slots::Bool(tail) => OutChunk::Bool(tail.next(len)),
+        }
+    }
+}
+
+/// One block's kept values of one output, waiting for their turn to be folded or written.
 enum Held {
     F32(Vec<f32>),
     I64(Vec<i64>),
@@ -287,11 +397,12 @@ enum Held {
 }
 
 impl Held {
-    fn new(dtype: DType) -> Held {
+    /// Room for `room` values, as many as a block keeps at most.
+    fn new(dtype: DType, room: usize) -> Held {
         match dtype {
-            DType::F32 => Held::F32(Vec::new()),
-            DType::I64 => Held::I64(Vec::new()),
-            DType::Bool => Held::Bool(Vec::new()),
+            DType::F32 => Held::F32(Vec::with_capacity(room)),
+            DType::I64 => Held::I64(Vec::with_capacity(room)),
+            DType::Bool => Held::Bool(Vec::with_capacity(room)),
         }
     }
 
@@ -324,6 +435,21 @@ impl Held {
             Held::I64(values) => extend(values, view),
             Held::Bool(values) => extend(values, view),
         }
+    }
+
+    /// Writes the values into `piece` (the slots their turn gave them).
+    fn write(&self, piece: OutChunk<'_>) -> Result<()> {
+        match (self, piece) {
+            (Held::F32(values), OutChunk::F32(mut piece)) => piece.extend(values),
+            (Held::I64(values), OutChunk::I64(mut piece)) => piece.extend(values),
+            (Held::Bool(values), OutChunk::Bool(mut piece)) => piece.extend(values),
+            (Held::F32(_) | Held::I64(_) | Held::Bool(_), _) => {
+                return Err(KernelError::Internal(
+                    "kept values do not have the type of their output".into(),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn values(&self, range: std::ops::Range<usize>) -> Values<'_> {
@@ -377,13 +503,13 @@ mod tests {
         assert!(matches!(error, KernelError::Internal(_)), "{error:?}");
     }
 
-    fn shared() -> Shared {
+    fn shared() -> Shared<'static> {
         Shared {
             next: AtomicUsize::new(0),
             order: Mutex::new(Order {
                 turn: 0,
                 count: 0,
-                folds: Vec::new(),
+                sinks: Vec::new(),
                 failure: None,
                 abandoned: false,
             }),
@@ -400,23 +526,71 @@ mod tests {
                 let turn = Turn {
                     shared: &shared,
                     block: 1,
-                    folded: false,
+                    taken: false,
                 };
-                turn.fold(&[], 5, None);
+                assert!(turn.take(&[], 5, None).is_empty());
             });
             std::thread::sleep(std::time::Duration::from_millis(20));
             let first = Turn {
                 shared: &shared,
                 block: 0,
-                folded: false,
+                taken: false,
             };
             let failure = KernelError::Value("first".into());
-            first.fold(&[], 3, Some((4, failure)));
+            assert!(first.take(&[], 3, Some((4, failure))).is_empty());
             second.join().expect("the second block folds");
         });
         let order = shared.order.into_inner().expect("not poisoned");
         assert_eq!((order.turn, order.count), (2, 8));
         assert!(matches!(order.failure, Some((4, KernelError::Value(_)))));
+    }
+
+    #[test]
+    fn kept_values_land_after_the_earlier_blocks_whichever_finishes_first() {
+        let mut room = crate::backend::cpu::fresh::Fresh::<f32>::new(10).expect("ten values");
+        let shared = Shared {
+            next: AtomicUsize::new(0),
+            order: Mutex::new(Order {
+                turn: 0,
+                count: 0,
+                sinks: vec![None, Some(Sink::Values(7, Slots::F32(room.tail())))],
+                failure: None,
+                abandoned: false,
+            }),
+            turned: Condvar::new(),
+        };
+        let write = |block: usize, values: Vec<f32>| {
+            let turn = Turn {
+                shared: &shared,
+                block,
+                taken: false,
+            };
+            let held = [None, Some(Held::F32(values))];
+            let kept = held[1].as_ref().map_or(0, Held::len);
+            for (index, instr, piece) in turn.take(&held, kept, None) {
+                assert_eq!((index, instr), (1, 7));
+                held[index]
+                    .as_ref()
+                    .expect("held")
+                    .write(piece)
+                    .expect("f32");
+            }
+        };
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| write(1, vec![3.0, 4.0, 5.0]));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            write(0, vec![1.0, 2.0]);
+            second.join().expect("the second block writes");
+        });
+        let order = shared.order.into_inner().expect("not poisoned");
+        assert_eq!(order.count, 5);
+        drop(order);
+        assert_eq!(room.finish_first(5), [1.0, 2.0, 3.0, 4.0, 5.0]);
+        // Values of another type than their output's are an internal error.
+        let mut room = crate::backend::cpu::fresh::Fresh::<i64>::new(1).expect("one value");
+        let piece = Slots::I64(room.tail()).next(1);
+        let error = Held::F32(vec![1.0]).write(piece).unwrap_err();
+        assert!(matches!(error, KernelError::Internal(_)), "{error:?}");
     }
 
     #[test]
@@ -428,7 +602,7 @@ mod tests {
                 let _turn = Turn {
                     shared: &shared,
                     block: 0,
-                    folded: false,
+                    taken: false,
                 };
                 panic!("a worker fails before folding its block");
             });
