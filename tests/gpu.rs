@@ -473,3 +473,26 @@ fn products_longer_than_a_software_drivers_loops_are_refused_not_cut_short() {
     });
     assert!(failures.is_empty(), "\n{}\n", failures.join("\n"));
 }
+
+/// Opening the GPU afresh for each interpreter, many times in one process, keeps working, and
+/// each interpreter's GPU closes when it is dropped (`run_source` checks that). NVIDIA's
+/// driver refused the 30th Vulkan instance of a process even with the earlier ones dropped.
+#[test]
+fn one_process_opens_the_gpu_again_and_again() {
+    if !gpu_available() {
+        return;
+    }
+    let program = "@compile\nfn f(x) { return (x * 2.0).sum() }\nprint(f(ones(1000)))\n";
+    for open in 0..40 {
+        let run = run_source(
+            "again.tsl",
+            program,
+            Options {
+                device: DeviceKind::Gpu,
+                ..Options::default()
+            },
+        );
+        assert!(!run.failed, "open {open}: {:?}", run.diagnostics);
+        assert_eq!(run.stdout, "tensor(2000.0)\n", "open {open}");
+    }
+}

@@ -168,6 +168,12 @@ impl Devices {
         self.gpu.as_ref().map(gpu::Gpu::stats)
     }
 
+    /// A watch on the GPU, once it was opened.
+    #[cfg(feature = "gpu")]
+    pub fn gpu_watch(&self) -> Option<gpu::Watch> {
+        self.gpu.as_ref().map(gpu::Gpu::watch)
+    }
+
     /// Computes on `kind` from now on, opening the GPU the first time it is asked for.
     pub fn choose(&mut self, kind: DeviceKind) -> Result<(), Unavailable> {
         match kind {

@@ -24,3 +24,5 @@ pub use dispatch::{DeviceKind, Devices, Dispatch, Target, Tensor, Unavailable};
 pub use error::{KernelError, MAX_ELEMENTS, format_shape};
 #[cfg(feature = "gpu")]
 pub use gpu::Stats as GpuStats;
+#[cfg(feature = "gpu")]
+pub use gpu::Watch as GpuWatch;

@@ -299,6 +299,13 @@ impl Interpreter {
         self.devices.gpu_stats()
     }
 
+    /// A watch on the session's GPU (`None` before it is opened), to check that dropping
+    /// the interpreter closes it.
+    #[cfg(feature = "gpu")]
+    pub fn gpu_watch(&self) -> Option<crate::backend::GpuWatch> {
+        self.devices.gpu_watch()
+    }
+
     /// The device the session computes on, described (`cpu`, `gpu (llvmpipe ...)`).
     pub fn device(&self) -> String {
         self.devices.target.describe()

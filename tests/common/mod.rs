@@ -151,13 +151,20 @@ pub fn run_source_in(directory: &Path, name: &str, text: &str, options: Options)
 pub fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status) -> Run {
     let captured = Rc::new(RefCell::new(Captured::default()));
     let device = options.device;
-    let status = {
+    let (status, gpu) = {
         let mut interpreter = Interpreter::new(options, Box::new(Capture(captured.clone())));
-        match interpreter.use_device(device) {
+        let status = match interpreter.use_device(device) {
             Ok(()) => body(&mut interpreter),
             Err(diagnostic) => panic!("the device cannot be used: {}", diagnostic.message),
-        }
+        };
+        (status, gpu_watch(&interpreter))
     };
+    // Drivers allow a process only so many open devices: a GPU that outlives its
+    // interpreter (a reference cycle through it) would soon leave none to open.
+    assert!(
+        !gpu.is_some_and(|watch| watch()),
+        "dropping the interpreter left its GPU open"
+    );
     let captured = captured.take();
     Run {
         stdout: captured.stdout,
@@ -174,6 +181,19 @@ pub fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status)
 pub fn gpu_available() -> bool {
     eprintln!("skipping GPU test: built without the `gpu` feature");
     false
+}
+
+/// Whether the interpreter's GPU, if it opened one, is still open (asked once the
+/// interpreter is dropped).
+#[cfg(feature = "gpu")]
+fn gpu_watch(interpreter: &Interpreter) -> Option<impl Fn() -> bool + use<>> {
+    let watch = interpreter.gpu_watch()?;
+    Some(move || watch.is_open())
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_watch(_: &Interpreter) -> Option<fn() -> bool> {
+    None
 }
 
 /// Whether tests can use a GPU (see the other definition).

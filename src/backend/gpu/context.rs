@@ -1,7 +1,7 @@
 //! Opening the GPU: adapter choice, the features and limits TSL needs, and wgpu errors
 //! caught instead of panicking.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::batch::State;
 use super::pool::Pool;
@@ -88,12 +88,8 @@ pub struct Stats {
 
 impl Context {
     pub fn open() -> Result<Context, OpenError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::VULKAN,
-            ..wgpu::InstanceDescriptor::new_without_display_handle()
-        });
         let adapter = choose(pollster::block_on(
-            instance.enumerate_adapters(wgpu::Backends::VULKAN),
+            instance().enumerate_adapters(wgpu::Backends::VULKAN),
         ))?;
         let info = adapter.get_info();
         let name = info.name.clone();
@@ -160,6 +156,20 @@ impl Context {
 
 pub(crate) fn poisoned() -> KernelError {
     KernelError::Internal("the GPU state is unusable after an earlier failure".into())
+}
+
+/// The process's one Vulkan instance. Each GPU session opens its own device, but they share
+/// the instance: NVIDIA's driver let a process create only 29 instances in all, even with each
+/// dropped before the next was made, so a process that opened the GPU anew per interpreter
+/// (a test harness, an editor session running many scripts) soon found no adapter at all.
+fn instance() -> &'static wgpu::Instance {
+    static INSTANCE: OnceLock<wgpu::Instance> = OnceLock::new();
+    INSTANCE.get_or_init(|| {
+        wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::VULKAN,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        })
+    })
 }
 
 /// The adapter to use: the one `TSL_GPU_ADAPTER` names (a case-insensitive part of its

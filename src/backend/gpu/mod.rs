@@ -21,7 +21,7 @@ mod tensor;
 mod transfer;
 mod views;
 
-use std::sync::{Arc, MutexGuard};
+use std::sync::{Arc, MutexGuard, Weak};
 
 pub use context::{OpenError, Stats};
 pub use tensor::Tensor;
@@ -43,6 +43,19 @@ const LLVMPIPE_LOOP_ITERATIONS: u64 = 65_535;
 #[derive(Clone)]
 pub struct Gpu(Arc<Context>);
 
+/// Sees whether a GPU is still open without keeping it open: once every interpreter, tensor
+/// and queued report that used it is gone, its device must be closed (drivers allow a
+/// process only so many open devices).
+#[derive(Clone)]
+pub struct Watch(Weak<Context>);
+
+impl Watch {
+    /// Whether anything still holds the GPU open.
+    pub fn is_open(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+}
+
 impl Gpu {
     /// Opens the GPU (`TSL_GPU_ADAPTER` picks among several).
     pub fn open() -> Result<Gpu, OpenError> {
@@ -63,6 +76,11 @@ impl Gpu {
     /// Whether two handles are the same open GPU.
     pub fn same(&self, other: &Gpu) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// A handle that does not keep the GPU open, to see whether something else still does.
+    pub fn watch(&self) -> Watch {
+        Watch(Arc::downgrade(&self.0))
     }
 
     /// Queues a device assert on a one-element bool tensor; a failure is reported by the
