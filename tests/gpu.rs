@@ -447,14 +447,7 @@ fn products_longer_than_a_software_drivers_loops_are_refused_not_cut_short() {
     }
     let program = "let x = ones(100000)\nprint(x @ x)\nprint(x.long() @ x.long())\n";
     let failures = on_big_stack(move || {
-        let run = run_source(
-            "long_product.tsl",
-            program,
-            Options {
-                device: DeviceKind::Gpu,
-                ..Options::default()
-            },
-        );
+        let run = run_on_the_gpu("long_product.tsl", program);
         let refused = run.diagnostics.iter().any(|d| {
             d.message
                 .contains("Mesa's software driver ends longer loops early")
@@ -484,15 +477,20 @@ fn one_process_opens_the_gpu_again_and_again() {
     }
     let program = "@compile\nfn f(x) { return (x * 2.0).sum() }\nprint(f(ones(1000)))\n";
     for open in 0..40 {
-        let run = run_source(
-            "again.tsl",
-            program,
-            Options {
-                device: DeviceKind::Gpu,
-                ..Options::default()
-            },
-        );
+        let run = run_on_the_gpu("again.tsl", program);
         assert!(!run.failed, "open {open}: {:?}", run.diagnostics);
         assert_eq!(run.stdout, "tensor(2000.0)\n", "open {open}");
     }
+}
+
+/// Runs `program` on the GPU, compiled where it says `@compile`.
+fn run_on_the_gpu(name: &str, program: &str) -> Run {
+    run_source(
+        name,
+        program,
+        Options {
+            device: DeviceKind::Gpu,
+            ..Options::default()
+        },
+    )
 }
