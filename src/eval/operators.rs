@@ -107,8 +107,7 @@ impl Interpreter {
             return scalar_binary(op, x, y, span);
         }
         match (op, &a, &b) {
-            (BinaryOp::Eq, _, _) => Ok(Value::Bool(equal(&a, &b))),
-            (BinaryOp::Ne, _, _) => Ok(Value::Bool(!equal(&a, &b))),
+            (BinaryOp::Eq | BinaryOp::Ne, _, _) => self.equality(op, &a, &b, span),
             (BinaryOp::Add, Value::Str(x), Value::Str(y)) => {
                 if x.len().saturating_add(y.len()) > limits::LIST_LENGTH {
                     return Err(too_long("string", span));
@@ -352,6 +351,32 @@ impl Interpreter {
                 format!("cannot negate {}", other.kind()),
             )
             .into()),
+        }
+    }
+
+    /// `==` and `!=` on values that are not numbers or tensors (lists, strings, ...). Lists
+    /// holding sizes or numbers known only symbolically or when the graph runs (`p.shape ==
+    /// q.shape` after two masks) compare item by item as such numbers do, and the answers are
+    /// combined as `and` combines them; where the structure alone decides, so does the answer.
+    fn equality(&mut self, op: BinaryOp, a: &Value, b: &Value, span: Span) -> Result<Value> {
+        let unequal = Value::Bool(op == BinaryOp::Ne);
+        let Some(undecided) = equal_but_for(a, b) else {
+            return Ok(unequal);
+        };
+        let mut all = Value::Bool(true);
+        for (x, y) in undecided {
+            let same = self.binary(BinaryOp::Eq, x.clone(), y.clone(), span)?;
+            all = match (all, same) {
+                (_, Value::Bool(false)) => return Ok(unequal),
+                (all, Value::Bool(true)) => all,
+                (Value::Bool(true), same) => same,
+                (all, same) => self.binary(BinaryOp::BitAnd, all, same, span)?,
+            };
+        }
+        if op == BinaryOp::Eq {
+            Ok(all)
+        } else {
+            self.logical_not(all, span)
         }
     }
 
@@ -638,7 +663,18 @@ fn compare(op: BinaryOp, ordering: Ordering) -> bool {
 /// with a stack of the pairs still open, not by recursion, so no nesting is too deep. Lists
 /// never change, so a pair of lists met again is not compared again: a list can hold another
 /// twice, and thirty doublings of each side would otherwise be a billion comparisons.
-pub(super) fn equal(a: &Value, b: &Value) -> bool {
+///
+/// Pairs of items of which one is known only symbolically or when the graph runs are left
+/// aside: the answer is `None` when the values differ whatever those items are, else the
+/// pairs that must also be equal (none when the values are equal).
+fn equal_but_for<'v>(a: &'v Value, b: &'v Value) -> Option<Vec<(&'v Value, &'v Value)>> {
+    let traced = |value: &Value| {
+        matches!(
+            value,
+            Value::SymInt(_) | Value::SymBool(_) | Value::RuntimeScalar(_)
+        )
+    };
+    let mut undecided = Vec::new();
     let mut open: Vec<(&[Value], &[Value])> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut pair = (a, b);
@@ -646,23 +682,24 @@ pub(super) fn equal(a: &Value, b: &Value) -> bool {
         match pair {
             (Value::List(x), Value::List(y)) => {
                 if x.len() != y.len() {
-                    return false;
+                    return None;
                 }
                 let key = (x.as_ptr().addr(), y.as_ptr().addr());
                 if !x.is_empty() && !std::rc::Rc::ptr_eq(x, y) && seen.insert(key) {
                     open.push((x, y));
                 }
             }
+            (x, y) if traced(x) || traced(y) => undecided.push((x, y)),
             (x, y) => {
                 if !equal_item(x, y) {
-                    return false;
+                    return None;
                 }
             }
         }
         // The next pair to compare, after the lists that are done.
         loop {
             let Some((x, y)) = open.last_mut() else {
-                return true;
+                return Some(undecided);
             };
             if let (Some((p, rest_x)), Some((q, rest_y))) = (x.split_first(), y.split_first()) {
                 (*x, *y) = (rest_x, rest_y);
@@ -846,7 +883,8 @@ mod tests {
                 };
                 let (a, b, c) = (nested(200_000), nested(200_000), nested(199_999));
                 let text = a.to_string();
-                let outcome = (super::equal(&a, &b), super::equal(&a, &c), text.len());
+                let equal = |x, y| super::equal_but_for(x, y).is_some_and(|pairs| pairs.is_empty());
+                let outcome = (equal(&a, &b), equal(&a, &c), text.len());
                 // Dropping them would recurse as deep; the test process ends soon after.
                 std::mem::forget((a, b, c));
                 outcome
