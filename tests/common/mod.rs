@@ -159,8 +159,8 @@ pub fn run_with(options: Options, body: impl FnOnce(&mut Interpreter) -> Status)
         };
         (status, gpu_watch(&interpreter))
     };
-    // Drivers allow a process only so many open devices: a GPU that outlives its
-    // interpreter (a reference cycle through it) would soon leave none to open.
+    // A GPU that outlived its interpreter (a reference cycle through it) would hold its
+    // device, and the memory of its tensors, for the rest of the process.
     assert!(
         !gpu.is_some_and(|watch| watch()),
         "dropping the interpreter left its GPU open"

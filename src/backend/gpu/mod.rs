@@ -44,8 +44,8 @@ const LLVMPIPE_LOOP_ITERATIONS: u64 = 65_535;
 pub struct Gpu(Arc<Context>);
 
 /// Sees whether a GPU is still open without keeping it open: once every interpreter, tensor
-/// and queued report that used it is gone, its device must be closed (drivers allow a
-/// process only so many open devices).
+/// and queued report that used it is gone, its device must be closed, not held for the rest
+/// of the process by a reference cycle.
 #[derive(Clone)]
 pub struct Watch(Weak<Context>);
 

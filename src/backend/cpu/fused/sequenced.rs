@@ -181,9 +181,14 @@ impl Order<'_> {
 }
 
 impl<'o> Shared<'o> {
+    /// The state, also after a worker panicked holding it (the pass is then abandoned).
+    fn lock(&self) -> MutexGuard<'_, Order<'o>> {
+        self.order.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The state once it is `block`'s turn, or `None` if the pass was abandoned.
     fn wait_for(&self, block: usize) -> Option<MutexGuard<'_, Order<'o>>> {
-        let mut order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut order = self.lock();
         while order.turn != block && !order.abandoned {
             order = (self.turned.wait(order)).unwrap_or_else(PoisonError::into_inner);
         }
@@ -245,8 +250,7 @@ fn work(context: &Context<'_>, plan: &Partition, shared: &Shared<'_>, interrupt:
                 .as_ref()
                 .map_or(Ok(()), |held| held.write(piece));
             if let Err(error) = written {
-                let mut order = (shared.order.lock()).unwrap_or_else(PoisonError::into_inner);
-                order.failed(Some((instr, error)));
+                shared.lock().failed(Some((instr, error)));
             }
         }
     }
@@ -304,8 +308,7 @@ impl<'o> Turn<'_, 'o> {
 impl Drop for Turn<'_, '_> {
     fn drop(&mut self) {
         if !self.taken {
-            let mut order = (self.shared.order.lock()).unwrap_or_else(PoisonError::into_inner);
-            order.abandoned = true;
+            self.shared.lock().abandoned = true;
             self.shared.turned.notify_all();
         }
     }
